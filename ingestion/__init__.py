@@ -1,0 +1,1 @@
+"""Ingestion: finding and reading files, and turning them into a committed index."""

@@ -1,0 +1,498 @@
+"""Find and read the user's documents (Markdown, plain text and PDF).
+
+Two entry points:
+
+* :func:`discover` expands the files and folders a user named into the list of
+  supported files to ingest, plus a list of paths that were skipped and why.
+* :func:`read_document` reads one file into text. Problems the user can cause
+  (missing file, binary file, scanned PDF, bad encoding, ...) never raise; they
+  come back as a :class:`SkippedFile` whose ``reason`` is one short line.
+
+The module is pure and quiet: it never prints and never configures logging. The
+only concession is a :class:`logging.NullHandler` on pypdf's logger so that
+pypdf's complaints about broken PDFs do not reach stderr through Python's
+last-resort handler; applications that configure logging still receive them.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import logging
+import os
+import re
+import stat
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pypdf import PdfReader
+from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "SUPPORTED_SUFFIXES",
+    "LoadedFile",
+    "SkippedFile",
+    "discover",
+    "read_document",
+]
+
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
+
+SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf")
+"""File suffixes (compared case-insensitively) that can be ingested."""
+
+MAX_FILE_BYTES = 50 * 1024 * 1024
+"""Files larger than this many bytes are skipped."""
+
+# Byte values that count as "control characters" when sniffing for binary data:
+# C0 controls except TAB, LF, VT, FF, CR and ESC (ANSI colour codes), plus DEL.
+_CONTROL_BYTES = bytes(b for b in range(0x20) if b not in (0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1B)) + b"\x7f"
+# Decoded characters that indicate a failed decode: the same controls, the C1
+# controls and U+FFFD (the replacement character).
+_BAD_CHARS_RE = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd]")
+# More control bytes than this fraction of the file means "binary file".
+_MAX_CONTROL_BYTE_RATIO = 0.05
+# More bad characters than this fraction of the decoded text means "undecodable".
+_MAX_BAD_CHAR_RATIO = 0.10
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_LE_BOM = b"\xff\xfe"
+_UTF16_BE_BOM = b"\xfe\xff"
+
+_REASON_UNDECODABLE = "undecodable text (not UTF-8/GB18030/UTF-16)"
+_REASON_NO_TEXT_LAYER = "no text layer in PDF (scanned?)"
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """A document that was read successfully.
+
+    Attributes:
+        path: Resolved absolute path of the file (symlinks resolved).
+        text: Decoded text with line endings normalised to LF and without a
+            byte-order mark. For PDFs, the text of the pages joined by blank
+            lines. Never empty or whitespace-only.
+
+    """
+
+    path: Path
+    text: str
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A path that was not read, with the reason in words a user understands.
+
+    Attributes:
+        path: Absolute path as named or found; symlinks are not resolved, so a
+            broken link is reported under its own name.
+        reason: One short line, e.g. ``"binary file"`` or ``"not found"``.
+
+    """
+
+    path: Path
+    reason: str
+
+
+class _Skip(Exception):
+    """Internal signal carrying the reason a file is skipped."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------- #
+# discover
+# --------------------------------------------------------------------------- #
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SkippedFile]]:
+    """Expand files and folders into the list of supported files to read.
+
+    Folders are walked recursively; within a folder, entries are visited in
+    sorted name order, so the result is sorted by path below each argument.
+    Arguments keep the order they were given in and duplicates (the same file
+    named twice, or reached through a symlink) are listed once. Symlinks are
+    followed, but a directory is never entered twice, so symlink loops
+    terminate. Hidden entries (names starting with ``.``, e.g. ``.git`` or
+    ``.selfcrag``) are ignored inside folders, but a hidden path named
+    explicitly is honoured. Files with unsupported suffixes are silently
+    ignored inside folders, whereas an unsupported file named explicitly is
+    reported as skipped.
+
+    Args:
+        paths: Files and folders named by the user. ``~`` is expanded. A single
+            ``str`` or ``Path`` is accepted as a one-element list.
+
+    Returns:
+        A pair ``(files, skipped)``: ``files`` are resolved absolute paths of
+        supported regular files in discovery order; ``skipped`` lists paths that
+        were named (or found) but cannot be ingested, e.g. missing paths,
+        unsupported explicit files, unreadable folders and symlink loops.
+
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    walker = _Walker()
+    for raw in paths:
+        if not str(raw).strip():  # Path("") would silently mean the current folder
+            walker.skip(Path(str(raw)), "empty path")
+            continue
+        walker.add_argument(Path(raw).expanduser())
+    return walker.files, walker.skipped
+
+
+class _Walker:
+    """Accumulates the results of :func:`discover` across all arguments."""
+
+    def __init__(self) -> None:
+        self.files: list[Path] = []
+        self.skipped: list[SkippedFile] = []
+        self._seen_files: set[Path] = set()
+        self._seen_skips: set[tuple[Path, str]] = set()
+        self._visited_dirs: set[tuple[int, int]] = set()
+
+    def skip(self, path: Path, reason: str) -> None:
+        key = (_display_path(path), reason)
+        if key not in self._seen_skips:
+            self._seen_skips.add(key)
+            self.skipped.append(SkippedFile(key[0], reason))
+
+    def add_file(self, path: Path) -> None:
+        if path not in self._seen_files:
+            self._seen_files.add(path)
+            self.files.append(path)
+
+    def add_argument(self, path: Path) -> None:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            self.skip(path, _os_error_reason(exc))
+            return
+        if stat.S_ISDIR(st.st_mode):
+            key = (st.st_dev, st.st_ino)
+            if key in self._visited_dirs:
+                return
+            self._visited_dirs.add(key)
+            self.walk(path, {key})
+        elif stat.S_ISREG(st.st_mode):
+            resolved = _resolve(path)
+            suffix = resolved.suffix.lower()
+            if suffix in SUPPORTED_SUFFIXES:
+                self.add_file(resolved)
+            else:
+                self.skip(path, _unsupported_reason(suffix))
+        else:
+            self.skip(path, "not a regular file")
+
+    def walk(self, directory: Path, ancestors: set[tuple[int, int]]) -> None:
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda entry: entry.name)
+        except OSError as exc:
+            self.skip(directory, _os_error_reason(exc))
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = directory / entry.name
+            try:
+                st = os.stat(path)
+            except OSError as exc:
+                reason = _os_error_reason(exc)
+                if reason == "symlink loop":
+                    self.skip(path, reason)
+                elif _is_supported_name(entry.name):
+                    if reason == "not found" and entry.is_symlink():
+                        reason = "broken symlink"
+                    self.skip(path, reason)
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                key = (st.st_dev, st.st_ino)
+                if key in ancestors:
+                    self.skip(path, "symlink loop")
+                    continue
+                if key in self._visited_dirs:
+                    continue
+                self._visited_dirs.add(key)
+                self.walk(path, ancestors | {key})
+            elif stat.S_ISREG(st.st_mode):
+                resolved = _resolve(path)
+                if resolved.suffix.lower() in SUPPORTED_SUFFIXES:
+                    self.add_file(resolved)
+            # FIFOs, sockets and devices inside folders are ignored silently.
+
+
+# --------------------------------------------------------------------------- #
+# read_document
+# --------------------------------------------------------------------------- #
+
+
+def read_document(path: Path) -> LoadedFile | SkippedFile:
+    """Read one Markdown, text or PDF file.
+
+    Text files are decoded as UTF-8 (with or without BOM), UTF-16 when a
+    UTF-16 BOM is present, and otherwise GB18030. Line endings are normalised
+    to LF and a leading BOM is dropped. PDFs are read with pypdf; the text
+    of all pages is joined with blank lines.
+
+    Args:
+        path: The file to read (``str`` is accepted too).
+
+    Returns:
+        A :class:`LoadedFile` with the resolved path and the text, or a
+        :class:`SkippedFile` when the file cannot be used: not found,
+        permission denied, a directory, an unsupported suffix, larger than
+        :data:`MAX_FILE_BYTES`, empty or whitespace-only, binary, undecodable,
+        a PDF without a text layer, or an encrypted or corrupt PDF. Problems
+        caused by the user's files never raise.
+
+    """
+    path = Path(path).expanduser()
+    try:
+        resolved, data = _read_bytes(path)
+        if resolved.suffix.lower() == ".pdf":
+            text = _pdf_text(data)
+        else:
+            text = _decode_text(data)
+    except _Skip as skip:
+        return SkippedFile(_display_path(path), skip.reason)
+    return LoadedFile(resolved, text)
+
+
+def _read_bytes(path: Path) -> tuple[Path, bytes]:
+    """Check and read a file's bytes.
+
+    Args:
+        path: The file to read.
+
+    Returns:
+        The resolved path and the file's contents.
+
+    Raises:
+        _Skip: The file is missing, unreadable, not a regular file, of an
+            unsupported type, too large or empty.
+
+    """
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _Skip(_os_error_reason(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise _Skip("is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise _Skip("not a regular file")
+    resolved = _resolve(path)
+    suffix = resolved.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise _Skip(_unsupported_reason(suffix))
+    limit = MAX_FILE_BYTES
+    if st.st_size > limit:
+        raise _Skip(f"larger than {_format_size(limit)}")
+    try:
+        with open(resolved, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise _Skip(_os_error_reason(exc)) from None
+    if len(data) > limit:
+        raise _Skip(f"larger than {_format_size(limit)}")
+    if not data:
+        raise _Skip("empty file")
+    return resolved, data
+
+
+def _decode_text(data: bytes) -> str:
+    """Decode the bytes of a text file.
+
+    Args:
+        data: Raw file contents (not empty).
+
+    Returns:
+        The decoded text, without BOM and with LF line endings.
+
+    Raises:
+        _Skip: The data is binary, undecodable or whitespace-only.
+
+    """
+    if data.startswith(_UTF16_LE_BOM) or data.startswith(_UTF16_BE_BOM):
+        codec = "utf-16-le" if data.startswith(_UTF16_LE_BOM) else "utf-16-be"
+        text = _decode_with_fallback(data[2:], (codec,))
+    else:
+        if b"\x00" in data:
+            raise _Skip("binary file")
+        control = len(data) - len(data.translate(None, _CONTROL_BYTES))
+        if control > _MAX_CONTROL_BYTE_RATIO * len(data):
+            raise _Skip("binary file")
+        if data.startswith(_UTF8_BOM):
+            text = _decode_with_fallback(data[3:], ("utf-8",))
+        else:
+            text = _decode_with_fallback(data, ("utf-8", "gb18030"))
+    text = _normalise_newlines(text.removeprefix("\ufeff"))
+    if not text.strip():
+        raise _Skip("empty file")
+    return text
+
+
+def _decode_with_fallback(data: bytes, codecs: tuple[str, ...]) -> str:
+    """Decode strictly with the first codec that works, else with replacement.
+
+    Args:
+        data: Bytes to decode.
+        codecs: Codec names, in order of preference.
+
+    Returns:
+        The decoded text. When no codec decodes strictly, the lenient decode
+        with the fewest bad characters is used, provided bad characters stay
+        below :data:`_MAX_BAD_CHAR_RATIO`.
+
+    Raises:
+        _Skip: The best lenient decode is mostly garbage.
+
+    """
+    for codec in codecs:
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        if _bad_char_ratio(text) > _MAX_BAD_CHAR_RATIO:
+            raise _Skip(_REASON_UNDECODABLE)
+        return text
+    candidates = [data.decode(codec, errors="replace") for codec in codecs]
+    text = min(candidates, key=_bad_char_ratio)
+    if _bad_char_ratio(text) > _MAX_BAD_CHAR_RATIO:
+        raise _Skip(_REASON_UNDECODABLE)
+    return text
+
+
+def _bad_char_ratio(text: str) -> float:
+    """Return the fraction of control and replacement characters in ``text``."""
+    if not text:
+        return 0.0
+    return len(_BAD_CHARS_RE.findall(text)) / len(text)
+
+
+def _pdf_text(data: bytes) -> str:
+    """Extract the text layer of a PDF.
+
+    Args:
+        data: Raw PDF bytes (not empty).
+
+    Returns:
+        The non-empty page texts joined by blank lines, with LF endings.
+
+    Raises:
+        _Skip: The PDF is encrypted, corrupt or has no text layer.
+
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted:
+                _decrypt_with_empty_password(reader)
+            pages = list(reader.pages)
+        except _Skip:
+            raise
+        except FileNotDecryptedError:
+            raise _Skip("encrypted PDF (password required)") from None
+        except Exception:  # pypdf documents that broken files may raise anything
+            raise _Skip("corrupt or unreadable PDF") from None
+        texts: list[str] = []
+        failed = 0
+        for page in pages:
+            try:
+                page_text = page.extract_text() or ""
+            except Exception:  # one broken page must not lose the others
+                failed += 1
+                continue
+            page_text = _normalise_newlines(page_text).strip()
+            if page_text:
+                texts.append(page_text)
+    if not pages:
+        raise _Skip("PDF has no pages")
+    if not texts:
+        if failed == len(pages):
+            raise _Skip("corrupt or unreadable PDF")
+        raise _Skip(_REASON_NO_TEXT_LAYER)
+    return "\n\n".join(texts)
+
+
+def _decrypt_with_empty_password(reader: PdfReader) -> None:
+    """Open an encrypted PDF that has an empty user password.
+
+    Args:
+        reader: A reader whose document is encrypted.
+
+    Raises:
+        _Skip: A password is needed, or decryption is not possible here.
+
+    """
+    try:
+        result = reader.decrypt("")
+    except (DependencyError, NotImplementedError):
+        raise _Skip("encrypted PDF (unsupported encryption)") from None
+    except PyPdfError:
+        raise _Skip("encrypted PDF (password required)") from None
+    if not result:
+        raise _Skip("encrypted PDF (password required)")
+
+
+# --------------------------------------------------------------------------- #
+# helpers
+# --------------------------------------------------------------------------- #
+
+
+def _normalise_newlines(text: str) -> str:
+    """Convert CRLF and lone CR line endings to LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _resolve(path: Path) -> Path:
+    """Resolve symlinks and make ``path`` absolute, falling back gracefully."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: symlink loop on Python < 3.13
+        return Path(os.path.abspath(path))
+
+
+def _display_path(path: Path) -> Path:
+    """Return the absolute path to report for a skipped file (links kept)."""
+    return Path(os.path.abspath(path))
+
+
+def _is_supported_name(name: str) -> bool:
+    """Tell whether a file name has a supported suffix."""
+    return Path(name).suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def _unsupported_reason(suffix: str) -> str:
+    """Return the skip reason for an unsupported suffix."""
+    return f"unsupported type {suffix}" if suffix else "unsupported type (no extension)"
+
+
+def _os_error_reason(exc: OSError) -> str:
+    """Translate an ``OSError`` into a one-line reason."""
+    if isinstance(exc, FileNotFoundError):
+        return "not found"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "path too long"
+    detail = exc.strerror or type(exc).__name__
+    return f"cannot read ({detail})"
+
+
+def _format_size(size: int) -> str:
+    """Format a byte count for humans, e.g. ``50 MB``."""
+    for unit, factor in (("MB", 1024 * 1024), ("KB", 1024)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} bytes"

@@ -1,0 +1,17 @@
+"""Hybrid sentence retrieval: dense and BM25 rankings, fused, expanded into windows."""
+
+from retrieval.contexts import Context, SentenceHit
+from retrieval.fusion import reciprocal_rank_fusion, weighted_score_fusion
+from retrieval.retriever import RetrievalConfig, Retriever, SearchResult
+from retrieval.windows import expand_windows
+
+__all__ = [
+    "Context",
+    "RetrievalConfig",
+    "Retriever",
+    "SearchResult",
+    "SentenceHit",
+    "expand_windows",
+    "reciprocal_rank_fusion",
+    "weighted_score_fusion",
+]

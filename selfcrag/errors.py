@@ -1,0 +1,13 @@
+"""Errors a user can cause, shown as one line without a traceback."""
+
+
+class UserError(Exception):
+    """A problem the user can fix: the message says what to do."""
+
+
+class IndexLockedError(UserError):
+    """The data directory is in use by another selfcrag process."""
+
+
+class NoIndexError(UserError):
+    """Nothing has been ingested into the data directory yet."""
