@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluation.sets import Question
-from retrieval.contexts import Context
+from retrieval.contexts import RetrievedContext
 
 
-def supports(context: Context, question: Question) -> bool:
+def supports(context: RetrievedContext, question: Question) -> bool:
     """Tell whether a context supports a question.
 
     A context supports it when it comes from an evidence document (the file's
@@ -31,7 +31,7 @@ def supports(context: Context, question: Question) -> bool:
     )
 
 
-def found_rank(contexts: Sequence[Context], question: Question, depth: int = 5) -> int | None:
+def found_rank(contexts: Sequence[RetrievedContext], question: Question, depth: int = 5) -> int | None:
     """Rank (from 1) of the first supporting context within ``depth``, or None."""
     for rank, context in enumerate(contexts[:depth], 1):
         if supports(context, question):

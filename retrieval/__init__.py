@@ -1,12 +1,12 @@
 """Hybrid sentence retrieval: dense and BM25 rankings, fused, expanded into windows."""
 
-from retrieval.contexts import Context, SentenceHit
+from retrieval.contexts import RetrievedContext, SentenceHit
 from retrieval.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from retrieval.retriever import RetrievalConfig, Retriever, SearchResult
 from retrieval.windows import expand_windows
 
 __all__ = [
-    "Context",
+    "RetrievedContext",
     "RetrievalConfig",
     "Retriever",
     "SearchResult",

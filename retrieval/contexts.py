@@ -27,7 +27,7 @@ class SentenceHit:
 
 
 @dataclass(frozen=True, slots=True)
-class Context:
+class RetrievedContext:
     """A passage for the answer step: hit sentences with their windows, merged.
 
     Attributes:

@@ -10,7 +10,7 @@ from typing import Literal
 from embedding import Embedder, load_embedder
 from ingestion.pipeline import collection_name
 from lexical import tokenize
-from retrieval.contexts import Context, SentenceHit
+from retrieval.contexts import RetrievedContext, SentenceHit
 from retrieval.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion, weighted_score_fusion
 from retrieval.windows import expand_windows
 from selfcrag.errors import NoIndexError, UserError
@@ -65,7 +65,7 @@ class SearchResult:
     """
 
     query: str
-    contexts: list[Context]
+    contexts: list[RetrievedContext]
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 

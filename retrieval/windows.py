@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from retrieval.contexts import Context, SentenceHit
+from retrieval.contexts import RetrievedContext, SentenceHit
 from store.snapshot import IndexSnapshot
 
 
@@ -67,7 +67,7 @@ def expand_windows(
     max_chars: int,
     top_k: int,
     section_ratio: float = 0.6,
-) -> list[Context]:
+) -> list[RetrievedContext]:
     """Turn ranked sentence hits into at most ``top_k`` merged contexts.
 
     Args:
@@ -149,10 +149,10 @@ def _dedupe(spans: list[_Span]) -> list[_Span]:
     return kept
 
 
-def _context(snapshot: IndexSnapshot, doc: _Document, span: _Span) -> Context:
+def _context(snapshot: IndexSnapshot, doc: _Document, span: _Span) -> RetrievedContext:
     record = snapshot.documents[span.doc_id].record
     start, end = doc.sentences[span.lo].start, doc.sentences[span.hi].end
-    return Context(
+    return RetrievedContext(
         doc_id=span.doc_id,
         source=record.source,
         title=record.title,

@@ -394,8 +394,8 @@ def test_sample_kb_documents_all_load() -> None:
 
 
 def test_sample_questions_evidence_is_verbatim_in_sources() -> None:
-    """Each evidence string in QUESTIONS.md occurs in the loaded source text."""
-    answer_key = (SAMPLE_KB / "QUESTIONS.md").read_text(encoding="utf-8")
+    """Each evidence string in tests/sample_questions.md occurs in the loaded source text."""
+    answer_key = (Path(__file__).parent / "sample_questions.md").read_text(encoding="utf-8")
     entries = re.findall(r"\*\*Evidence\*\*: `(.+)`\n- \*\*Source\*\*: `([^`]+)`", answer_key)
     assert len(entries) >= 12
     for evidence, source in entries:
