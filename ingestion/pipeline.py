@@ -96,7 +96,7 @@ def index_document(loaded: LoadedFile, max_chars: int) -> IndexedDocument:
         SentenceRecord(doc_id, position, span.start, span.end, span.section, span.section_index, span.kind)
         for position, span in enumerate(spans)
     ]
-    tokens = [tokenize(loaded.text[s.start : s.end]) for s in sentences]
+    tokens = [tokenize(s.searchable(loaded.text[s.start : s.end])) for s in sentences]
     record = DocumentRecord(
         doc_id=doc_id,
         source=source,
@@ -136,7 +136,7 @@ class _VectorWriter:
                 "section_index": sentence.section_index,
                 "text": text[sentence.start : sentence.end],
             }
-            self.pending.append((pid, text[sentence.start : sentence.end], payload))
+            self.pending.append((pid, sentence.searchable(text[sentence.start : sentence.end]), payload))
         if len(self.pending) >= FLUSH_SENTENCES:
             self.flush()
 

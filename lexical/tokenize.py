@@ -19,6 +19,9 @@ import snowballstemmer
 # jieba prints its dictionary loading to stderr through logging; keep it quiet.
 jieba.setLogLevel(logging.WARNING)
 
+# Bump when tokenize() or what it is given changes: saved indexes re-tokenise.
+TOKENIZER_VERSION = 2
+
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:['’.\-][^\W_{_CJK}]+)*)")
 _CJK_RE = re.compile(f"[{_CJK}]")

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lexical import TOKENIZER_VERSION, tokenize
 from lexical.bm25 import SentenceBM25
 from store.records import DocumentRecord, SentenceRecord, point_id
 
@@ -70,14 +71,21 @@ class IndexSnapshot:
 
     def __getstate__(self) -> dict[str, object]:
         # The lookups are cheap to derive but large to store: keep only the source.
-        return {"version": FORMAT_VERSION, "embedder": self.embedder, "collection": self.collection,
-                "documents": self.documents, "bm25": self.bm25}
+        return {"version": FORMAT_VERSION, "tokenizer": TOKENIZER_VERSION, "embedder": self.embedder,
+                "collection": self.collection, "documents": self.documents, "bm25": self.bm25}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.embedder = state["embedder"]  # type: ignore[assignment]
         self.collection = state["collection"]  # type: ignore[assignment]
         self.documents = state["documents"]  # type: ignore[assignment]
-        self._derive(state["bm25"])  # type: ignore[arg-type]
+        if state.get("tokenizer") == TOKENIZER_VERSION:
+            self._derive(state["bm25"])  # type: ignore[arg-type]
+            return
+        # Saved by a version that tokenised differently: re-tokenise from the
+        # stored text (seconds), so BM25 terms match the queries' terms.
+        for doc in self.documents.values():
+            doc.tokens = [tokenize(s.searchable(doc.record.text[s.start : s.end])) for s in doc.sentences]
+        self._derive()
 
     def replaced(self, updates: Iterable[IndexedDocument], removed: Iterable[str],
                  embedder: str | None = None, collection: str | None = None) -> IndexSnapshot:

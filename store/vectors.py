@@ -62,7 +62,12 @@ class VectorStore:
                 raise UserError(f"cannot reach Qdrant at {url}: {_one_line(error)}") from None
 
     def ensure_collection(self, name: str, dim: int) -> None:
-        """Create the collection if it does not exist, with cosine distance.
+        """Create the collection if it does not exist.
+
+        Every embedder here returns unit vectors, so the dot product is the
+        cosine. Asking for DOT rather than COSINE matters in local mode, which
+        would otherwise re-normalise every stored vector on every query (40 ms
+        of a 50 ms search on 12K sentences).
 
         Args:
             name: Collection name.
@@ -72,7 +77,7 @@ class VectorStore:
             return
         self.client.create_collection(
             name,
-            vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
+            vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
         )
 
     def existing(self, collection: str, ids: Sequence[str]) -> set[str]:

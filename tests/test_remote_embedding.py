@@ -1,0 +1,73 @@
+"""The OpenAI-compatible embedding path, over real HTTP to a loopback server."""
+
+import hashlib
+import json
+import threading
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from ingestion.pipeline import ingest
+from retrieval import Retriever
+from selfcrag.settings import Settings
+
+DIM = 1024
+
+
+def fake_vector(text: str) -> list[float]:
+    # Bag of hashed words: texts sharing words get similar vectors.
+    vector = np.zeros(DIM)
+    for word in text.lower().replace(".", " ").split():
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % DIM] += 1.0
+    return (vector * 3.0).tolist()  # deliberately not unit length
+
+
+class EmbeddingHandler(BaseHTTPRequestHandler):
+    calls: list[int] = []
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        EmbeddingHandler.calls.append(len(inputs))
+        payload = {"object": "list", "model": body["model"],
+                   "data": [{"object": "embedding", "index": i, "embedding": fake_vector(t)}
+                            for i, t in enumerate(inputs)],
+                   "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def embedding_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EmbeddingHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def test_remote_embedding_model_indexes_and_searches(tmp_path, embedding_server):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "notes.md").write_text("# Notes\n\nThe red kettle boils water. The blue chair is soft.\n", encoding="utf-8")
+    settings = replace(Settings(), data_dir=tmp_path / "data", embedding_model="fake-embed-1",
+                       embedding_base_url=embedding_server, openai_api_key="sk-test")
+    summary = ingest([kb], settings)
+    assert summary.embedded == summary.sentences == 3
+    assert sum(EmbeddingHandler.calls) >= 4  # a dimension probe, then the sentences
+    with Retriever(settings) as retriever:
+        assert retriever.snapshot.collection == "selfcrag_fake_embed_1"
+        top = retriever.search("blue chair", retriever.config.with_(mode="dense")).contexts[0]
+        best = top.hits[0]
+        assert retriever.snapshot.sentence_text(best.row) == "The blue chair is soft."
+        assert best.dense_rank == 1
+        assert 0.0 < best.dense_score <= 1.0  # unit vectors: scores are cosines
