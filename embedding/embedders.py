@@ -158,7 +158,7 @@ class OpenAICompatibleEmbedder(Embedder):
             base_url=base_url,
             check_embedding_ctx_length=False,
             max_retries=4,
-            request_timeout=60,
+            timeout=60,
         )
         self.dim = len(self._client.embed_query("dimension probe"))
 
