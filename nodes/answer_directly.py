@@ -1,0 +1,56 @@
+"""answer_directly: reply without the knowledge base (greetings, arithmetic, the conversation itself)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.resources import get_chat_model
+from graph.state import State
+from graph.trace import record
+from models import CHAT_FAILURES, invoke_with_retries, strip_think
+from offline.decider import direct_reply
+from prompts import pick
+from prompts.routing import DIRECT_SYSTEM
+
+HISTORY_SHOWN = 8
+
+
+def answer_directly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Reply to a message that needs no retrieval.
+
+    Args:
+        state: The question, its route and the conversation.
+        runtime: Its context.
+
+    Returns:
+        The answer (no citations).
+    """
+    context = runtime.context
+    history = state.messages[:-1]
+    answer, details = "", {"method": "offline"}
+    model = get_chat_model(context) if state.route != "empty" else None
+    if model is not None:
+        try:
+            reply = invoke_with_retries(
+                model,
+                [SystemMessage(pick(DIRECT_SYSTEM, state.question)), *history[-HISTORY_SHOWN:],
+                 HumanMessage(state.question)],
+                {"run_name": "answer_directly"}, context.max_attempts)
+            answer, details = strip_think(reply.text), {"method": "chat"}
+        except CHAT_FAILURES as error:
+            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+    if not answer:
+        route = state.route if state.route in ("empty", "greeting", "thanks", "arithmetic", "conversation") \
+            else "greeting"
+        answer = direct_reply(route, state.question, history)  # type: ignore[arg-type]
+    return {
+        "answer": answer,
+        "abstained": False,
+        "citations": [],
+        "messages": [AIMessage(answer)],
+        "trace": record(runtime, "answer_directly", state.route, **details),
+    }

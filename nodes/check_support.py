@@ -1,0 +1,101 @@
+"""check_support: is the answer supported by what it cites (Self-RAG's ISSUP)?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from citations import build_citations, join_cited, split_cited
+from graph.context import Context
+from graph.resources import get_chat_model, get_retriever, settings_for
+from graph.state import State, SupportVerdict
+from graph.trace import record
+from lexical import detect_language
+from models import CHAT_FAILURES, invoke_structured
+from models.replies import SupportJudgement
+from offline.support import check_sentences
+from prompts import pick, quote_knowledge, replies
+from prompts.support import SUPPORT_SYSTEM, SUPPORT_USER
+
+
+def support_verdict(flags: list[bool]) -> SupportVerdict:
+    """Summarise per-sentence support.
+
+    Args:
+        flags: Whether each answer sentence is supported.
+
+    Returns:
+        ``fully``, ``partially`` or ``unsupported`` (also for no sentences).
+    """
+    if flags and all(flags):
+        return "fully"
+    return "partially" if any(flags) else "unsupported"
+
+
+def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Check the draft sentence by sentence; accept it whole, in part, or not at all.
+
+    Fully supported: the draft is the answer. Partially: the supported
+    sentences are, with a note of what is missing. Unsupported: nothing is
+    accepted, and the router regenerates or abstains.
+
+    Args:
+        state: The question, the knowledge and the draft.
+        runtime: Its context.
+
+    Returns:
+        The verdict and, when accepted, the answer and its citations.
+    """
+    context = runtime.context
+    question = state.question
+    sentences = split_cited(state.draft)
+    flags: list[bool] = []
+    missing = ""
+    details: dict[str, Any] = {"method": "offline"}
+    model = get_chat_model(context) if sentences else None
+    if model is not None:
+        numbered = "\n".join(f"{i}. {join_cited([s])}" for i, s in enumerate(sentences, 1))
+        try:
+            judgement = invoke_structured(
+                model, SupportJudgement,
+                [SystemMessage(pick(SUPPORT_SYSTEM, question)),
+                 HumanMessage(pick(SUPPORT_USER, question).format(
+                     question=question, passages=quote_knowledge(state.knowledge), sentences=numbered))],
+                method=context.structured_output, attempts=context.max_attempts,
+                parse_attempts=context.parse_attempts, name="check_support")
+            unsupported = set(judgement.unsupported_sentences)
+            flags = [judgement.verdict != "unsupported" and (judgement.verdict == "fully" or i not in unsupported)
+                     for i in range(1, len(sentences) + 1)]
+            missing, details = judgement.missing.strip(), {"method": "chat"}
+        except CHAT_FAILURES as error:
+            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+    if sentences and not flags:
+        checks = check_sentences(sentences, state.knowledge, get_retriever(settings_for(context)))
+        flags = [c.supported for c in checks]
+        details["sentences"] = [c.how for c in checks]
+    verdict = support_verdict(flags)
+    update: dict[str, Any] = {
+        "support": verdict,
+        "trace": record(runtime, "check_support", verdict, supported=sum(flags), of=len(flags),
+                        regenerate=state.regenerate_count, **details),
+    }
+    if verdict == "unsupported":
+        return update
+    kept = [s for s, ok in zip(sentences, flags, strict=True) if ok]
+    answer = join_cited(kept, _separator(state.draft, question))
+    if verdict == "partially":
+        language = detect_language(question)
+        note = replies.MISSING[language].format(missing=missing) if missing else replies.UNVERIFIED_REMOVED[language]
+        answer = f"{answer}\n\n{note}"
+    return {**update, "answer": answer, "citations": build_citations(kept, state.knowledge), "abstained": False,
+            "messages": [AIMessage(answer)]}
+
+
+def _separator(draft: str, question: str) -> str:
+    if "\n" in draft.strip():
+        return "\n"
+    return "" if detect_language(question) == "zh" else " "
+
+

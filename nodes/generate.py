@@ -1,0 +1,65 @@
+"""generate: an answer drawn only from the refined knowledge, citing it as [1], [2], ..."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.resources import get_chat_model, get_retriever, settings_for
+from graph.state import State
+from graph.trace import record
+from models import CHAT_FAILURES, invoke_with_retries, strip_think
+from offline.answerer import extractive_answer, format_answer
+from offline.evaluator import evaluator_for
+from prompts import pick, quote_knowledge
+from prompts.answering import GENERATE_STRICT_SYSTEM, GENERATE_SYSTEM, GENERATE_USER
+
+
+def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write the answer: with the chat model (tokens stream), or extractively offline.
+
+    After an unsupported answer this is a regeneration: the chat model gets
+    the stricter prompt, the extractive answer quotes only its best sentence.
+
+    Args:
+        state: The question, the knowledge and the last support verdict.
+        runtime: Its context.
+
+    Returns:
+        The ``draft`` answer and the regeneration count.
+    """
+    context = runtime.context
+    strict = state.support == "unsupported"
+    question = state.question
+    draft, details = "", {"method": "offline"}
+    model = get_chat_model(context) if state.knowledge else None
+    if model is not None:
+        system = GENERATE_STRICT_SYSTEM if strict else GENERATE_SYSTEM
+        try:
+            reply = invoke_with_retries(
+                model,
+                [SystemMessage(pick(system, question)),
+                 HumanMessage(pick(GENERATE_USER, question).format(passages=quote_knowledge(state.knowledge),
+                                                                    question=question))],
+                {"run_name": "generate"}, context.max_attempts)
+            draft, details = strip_think(reply.text), {"method": "chat"}
+            if not draft:
+                details = {"method": "offline", "fallback": "the chat model's answer was empty"}
+        except CHAT_FAILURES as error:
+            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+    if not draft and state.knowledge:
+        profile = evaluator_for(get_retriever(settings_for(context))).profile(question)
+        sentences = extractive_answer(state.knowledge, profile, max_sentences=context.max_answer_sentences,
+                                      strict=strict)
+        draft = format_answer(sentences, profile.language)
+        runtime.stream_writer({"type": "token", "text": draft})
+    return {
+        "draft": draft,
+        "support": None,
+        "regenerate_count": state.regenerate_count + (1 if strict else 0),
+        "trace": record(runtime, "generate", "regenerated" if strict else "generated", chars=len(draft),
+                        regenerate=state.regenerate_count + (1 if strict else 0), **details),
+    }

@@ -1,0 +1,116 @@
+"""grade_documents: CRAG's retrieval evaluator, then its action (Correct, Ambiguous, Incorrect)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from citations import locate
+from graph.context import Context
+from graph.resources import get_chat_model, get_retriever, settings_for
+from graph.state import CorrectiveAction, Passage, State
+from graph.trace import record
+from models import CHAT_FAILURES, invoke_structured
+from models.replies import PassageGrades
+from offline.evaluator import evaluator_for
+from prompts import pick, quote_passages
+from prompts.grading import GRADE_SYSTEM, GRADE_USER
+
+
+def corrective_action(scores: Iterable[float], upper: float, lower: float) -> CorrectiveAction:
+    """Turn evaluator scores into CRAG's action.
+
+    Args:
+        scores: One score per retrieved passage.
+        upper: Correct when some passage scores at or above this.
+        lower: Incorrect when every passage scores below this.
+
+    Returns:
+        ``correct``, ``incorrect`` (also when there are no passages) or ``ambiguous``.
+    """
+    scores = list(scores)
+    if any(s >= upper for s in scores):
+        return "correct"
+    if all(s < lower for s in scores):
+        return "incorrect"
+    return "ambiguous"
+
+
+def label_score(label: str, upper: float, lower: float) -> float:
+    """Place a chat model's relevance label on the evaluator's scale.
+
+    ``relevant`` is 1, ``irrelevant`` 0, ``partial`` half-way between the
+    thresholds, so the labels keep their meaning whatever the calibration.
+
+    Args:
+        label: ``relevant``, ``partial`` or ``irrelevant``.
+        upper: The upper threshold.
+        lower: The lower threshold.
+
+    Returns:
+        The score.
+    """
+    return {"relevant": 1.0, "irrelevant": 0.0}.get(label, (upper + lower) / 2)
+
+
+def _grade_with_chat(model: BaseChatModel, question: str, passages: Sequence[Passage],
+                     context: Context) -> dict[str, float]:
+    quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"]), p["text"])
+                            for i, p in enumerate(passages, 1))
+    reply = invoke_structured(
+        model, PassageGrades,
+        [SystemMessage(pick(GRADE_SYSTEM, question)),
+         HumanMessage(pick(GRADE_USER, question).format(question=question, passages=quoted))],
+        method=context.structured_output, attempts=context.max_attempts, parse_attempts=context.parse_attempts,
+        name="grade_documents")
+    scores = {}
+    for grade in reply.grades:
+        if 1 <= grade.passage <= len(passages):
+            scores[passages[grade.passage - 1]["id"]] = label_score(grade.relevance, context.upper_threshold,
+                                                                    context.lower_threshold)
+    return scores
+
+
+def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Score every passage not yet graded, in one call, and choose the corrective action.
+
+    Args:
+        state: The question, the passages and the grades so far.
+        runtime: Its context (thresholds, chat model settings).
+
+    Returns:
+        The grades and the action.
+    """
+    context = runtime.context
+    ungraded = [p for p in state.contexts if p["id"] not in state.grades]
+    scores: dict[str, float] = {}
+    details: dict[str, Any] = {"method": "offline"}
+    model = get_chat_model(context) if ungraded else None
+    if model is not None:
+        try:
+            scores = _grade_with_chat(model, state.question, ungraded, context)
+            details = {"method": "chat"}
+            if len(scores) < len(ungraded):
+                details["offline_for"] = len(ungraded) - len(scores)
+        except CHAT_FAILURES as error:
+            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+    remaining = [p for p in ungraded if p["id"] not in scores]
+    if remaining:
+        evaluator = evaluator_for(get_retriever(settings_for(context)))
+        profile = evaluator.profile(state.question)
+        scores.update({p["id"]: round(evaluator.score_passage(profile, p), 4) for p in remaining})
+    grades = {**state.grades, **scores}
+    action = corrective_action((grades[p["id"]] for p in state.contexts), context.upper_threshold,
+                               context.lower_threshold)
+    shown = [{"source": p["source"], "sentences": [p["first"], p["last"]], "score": grades[p["id"]]}
+             for p in state.contexts]
+    return {
+        "grades": grades,
+        "action": action,
+        "trace": record(runtime, "grade_documents", action, scores=shown, graded=len(ungraded),
+                        requery=state.requery_count, **details),
+    }

@@ -1,0 +1,83 @@
+"""refine_knowledge: decompose kept passages into strips, keep the relevant ones, recompose (CRAG)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.resources import get_retriever, settings_for
+from graph.state import KnowledgeItem, State, Strip
+from graph.trace import record
+from offline.evaluator import evaluator_for
+from offline.strips import KnowledgeStrip, companions, passage_strips, recompose
+
+# Strips handed to the answer step at most, so a long passage cannot crowd out the rest.
+MAX_STRIPS = 12
+
+
+def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Keep the relevant sentences of the passages that passed grading.
+
+    Strips scoring at least ``strip_threshold`` are kept, with the sentences
+    they lean on; when the grade was Correct but no strip passes, the best
+    strip is kept anyway. Kept strips are recomposed per passage, in document
+    order, into numbered knowledge items.
+
+    Args:
+        state: The question, passages and grades.
+        runtime: Its context (thresholds).
+
+    Returns:
+        The knowledge items.
+    """
+    context = runtime.context
+    retriever = get_retriever(settings_for(context))
+    snapshot = retriever.snapshot
+    evaluator = evaluator_for(retriever)
+    profile = evaluator.profile(state.question)
+    passages = sorted((p for p in state.contexts if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
+                      key=lambda p: -state.grades[p["id"]])
+    scored: list[tuple[float, int, KnowledgeStrip]] = []
+    leans: dict[tuple[str, int], list[KnowledgeStrip]] = {}
+    for rank, passage in enumerate(passages):
+        strips = passage_strips(snapshot, passage["doc_id"], passage["first"], passage["last"])
+        for strip in strips:
+            leans[(strip.doc_id, strip.position)] = companions(snapshot, strip)
+        extra = {(c.doc_id, c.position): c for s in strips for c in leans[(s.doc_id, s.position)]}
+        everything = [*strips, *(c for k, c in extra.items() if k not in {(s.doc_id, s.position) for s in strips})]
+        scores = evaluator.score_strips(profile, everything)
+        scored.extend((score, rank, strip) for strip, score in zip(everything, scores, strict=True))
+    score_of = {(s.doc_id, s.position): sc for sc, _, s in scored}
+    ranked = sorted(((sc, r, s) for sc, r, s in scored if s.kind != "heading"), key=lambda x: (-x[0], x[1]))
+    primary = [x for x in ranked if x[0] >= context.strip_threshold][:MAX_STRIPS]
+    kept_count = len(primary)
+    if not primary and ranked and state.action == "correct":
+        primary = ranked[:1]
+    chosen: dict[tuple[str, int], tuple[int, KnowledgeStrip]] = {}
+    for _, rank, strip in primary:
+        for s in [strip, *leans.get((strip.doc_id, strip.position), [])]:
+            current = chosen.get((s.doc_id, s.position))
+            if current is None or rank < current[0]:
+                chosen[(s.doc_id, s.position)] = (rank, s)
+    knowledge: list[KnowledgeItem] = []
+    for rank in sorted({r for r, _ in chosen.values()}):
+        strips = sorted((s for r, s in chosen.values() if r == rank), key=lambda s: s.position)
+        passage = passages[rank]
+        knowledge.append(KnowledgeItem(
+            n=len(knowledge) + 1, doc_id=passage["doc_id"], source=passage["source"], title=passage["title"],
+            section=list(strips[0].section), first=strips[0].position, last=strips[-1].position,
+            text=recompose(snapshot, strips),
+            score=round(max(score_of[(s.doc_id, s.position)] for s in strips), 4),
+            strips=[Strip(position=s.position, kind=s.kind, text=s.text,
+                          score=round(score_of[(s.doc_id, s.position)], 4),
+                          leans_on=[c.position for c in leans.get((s.doc_id, s.position), [])]) for s in strips],
+        ))
+    shown = [{"n": k["n"], "source": k["source"], "sentences": [k["first"], k["last"]], "score": k["score"]}
+             for k in knowledge]
+    return {
+        "knowledge": knowledge,
+        "trace": record(runtime, "refine_knowledge", f"kept {kept_count} strips", action=state.action,
+                        passages=len(passages), items=shown),
+    }

@@ -1,0 +1,59 @@
+"""retrieve: hybrid sentence-window search of the knowledge base."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.resources import get_retriever, retrieval_config, settings_for
+from graph.state import Passage, State, passage_id
+from graph.trace import record
+from retrieval import RetrievedContext
+from store.snapshot import IndexSnapshot
+
+
+def to_passage(context: RetrievedContext, query: str, snapshot: IndexSnapshot) -> Passage:
+    """Keep a retrieved context as JSON-ready state.
+
+    Args:
+        context: From the retriever.
+        query: The query that found it.
+        snapshot: The index it came from (to locate its hit sentences).
+
+    Returns:
+        The passage.
+    """
+    return Passage(
+        id=passage_id(context.text), doc_id=context.doc_id, source=context.source, title=context.title,
+        section=list(context.section), first=context.first, last=context.last, text=context.text,
+        score=context.score, dense_score=context.dense_score, bm25_score=context.bm25_score,
+        dense_rank=context.dense_rank, bm25_rank=context.bm25_rank,
+        hit_positions=sorted(snapshot.sentences[h.row].position for h in context.hits), query=query,
+    )
+
+
+def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Search the knowledge base with the current query.
+
+    Args:
+        state: ``query`` (or the question) and the passages found so far.
+        runtime: Its context (data directory, top-k, window, RRF k).
+
+    Returns:
+        The passages found (the state's reducer drops those already present).
+    """
+    retriever = get_retriever(settings_for(runtime.context))
+    query = state.query or state.question
+    result = retriever.search(query, retrieval_config(runtime.context))
+    passages = [to_passage(c, query, retriever.snapshot) for c in result.contexts]
+    known = {p["id"] for p in state.contexts}
+    new = [p for p in passages if p["id"] not in known]
+    found = [{"source": p["source"], "section": p["section"], "sentences": [p["first"], p["last"]]} for p in passages]
+    return {
+        "contexts": passages,
+        "queries": [*state.queries, query],
+        "trace": record(runtime, "retrieve", f"{len(new)} new of {len(passages)}", query=query, found=found,
+                        ms={k: round(v, 1) for k, v in result.timings_ms.items()}),
+    }

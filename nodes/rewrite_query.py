@@ -1,0 +1,68 @@
+"""rewrite_query: a new search query when retrieval found too little (CRAG's Incorrect action)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.resources import get_chat_model, get_retriever, settings_for
+from graph.state import State
+from graph.trace import record
+from models import CHAT_FAILURES, invoke_structured
+from models.replies import RewrittenQuery
+from offline.evaluator import evaluator_for
+from offline.rewriter import rewrite_query as rewrite_offline
+from offline.signals import term_statistics
+from offline.strips import passage_strips
+from prompts import pick
+from prompts.rewriting import REWRITE_SYSTEM, REWRITE_USER
+
+# Sentences of the best passages that feed pseudo-relevance feedback.
+FEEDBACK_SENTENCES = 5
+
+
+def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write the next search query and count the rewrite.
+
+    Args:
+        state: The question, the queries searched and the graded passages.
+        runtime: Its context (chat model settings).
+
+    Returns:
+        The new ``query`` and ``requery_count``.
+    """
+    context = runtime.context
+    previous = state.queries or [state.question]
+    query, details = "", {"method": "offline"}
+    model = get_chat_model(context)
+    if model is not None:
+        found = sorted({p["title"] for p in state.contexts}) or ["(none)"]
+        try:
+            reply = invoke_structured(
+                model, RewrittenQuery,
+                [SystemMessage(pick(REWRITE_SYSTEM, state.question)),
+                 HumanMessage(pick(REWRITE_USER, state.question).format(
+                     question=state.question, queries="; ".join(previous), found="; ".join(found)))],
+                method=context.structured_output, attempts=context.max_attempts,
+                parse_attempts=context.parse_attempts, name="rewrite_query")
+            query, details = reply.query.strip(), {"method": "chat"}
+        except CHAT_FAILURES as error:
+            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+    if not query:
+        retriever = get_retriever(settings_for(context))
+        evaluator = evaluator_for(retriever)
+        profile = evaluator.profile(state.question)
+        best = sorted(state.contexts, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]
+        strips = [s for p in best for s in passage_strips(retriever.snapshot, p["doc_id"], p["first"], p["last"])]
+        ranked = sorted(zip(evaluator.score_strips(profile, strips), strips, strict=True), key=lambda x: -x[0])
+        evidence = [s.text for _, s in ranked[:FEEDBACK_SENTENCES]]
+        query = rewrite_offline(state.question, evidence, previous, term_statistics(retriever.snapshot.bm25))
+    count = state.requery_count + 1
+    return {
+        "query": query,
+        "requery_count": count,
+        "trace": record(runtime, "rewrite_query", "rewritten", query=query, requery=count, **details),
+    }

@@ -1,0 +1,63 @@
+"""Fixed replies the workflow writes itself: abstaining, partial answers, offline direct answers."""
+
+ABSTAIN = {
+    "en": "The knowledge base does not contain the answer to this question.",
+    "zh": "知识库中没有找到这个问题的答案。",
+}
+
+CLOSEST_SOURCES = {
+    "en": "Closest sources found:",
+    "zh": "找到的最接近的资料：",
+}
+
+NO_SOURCES = {
+    "en": "No related passage was found.",
+    "zh": "没有找到相关的段落。",
+}
+
+# After a partial support verdict: what the sources leave open.
+MISSING = {
+    "en": "The sources do not say: {missing}",
+    "zh": "资料中没有说明：{missing}",
+}
+
+UNVERIFIED_REMOVED = {
+    "en": "(Part of the answer could not be verified in the sources and was left out.)",
+    "zh": "（部分回答无法在资料中得到证实，已略去。）",
+}
+
+GREETING = {
+    "en": "Hello! Ask me a question about the documents in the knowledge base, and I will answer with "
+          "citations, or tell you when the documents do not say.",
+    "zh": "你好！请就知识库中的文档提问，我会给出带引用的回答；如果文档中没有答案，我也会如实告诉你。",
+}
+
+THANKS = {
+    "en": "You're welcome! Ask me anything else about the documents.",
+    "zh": "不客气！还有关于文档的问题，随时问我。",
+}
+
+ARITHMETIC = {
+    "en": "{expression} = {value}",
+    "zh": "{expression} = {value}",
+}
+
+PREVIOUS_QUESTION = {
+    "en": "Your previous question was: {question}",
+    "zh": "你上一个问题是：{question}",
+}
+
+PREVIOUS_ANSWER = {
+    "en": "My previous answer was: {answer}",
+    "zh": "我上一次的回答是：{answer}",
+}
+
+NO_HISTORY = {
+    "en": "There is no earlier question in this conversation.",
+    "zh": "这次对话中还没有更早的问题。",
+}
+
+EMPTY_QUESTION = {
+    "en": "Please ask a question.",
+    "zh": "请输入一个问题。",
+}

@@ -1,0 +1,37 @@
+"""Shared fixtures: the sample knowledge base, ingested once per test session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graph.resources import close_retrievers, get_retriever
+from ingestion.pipeline import ingest
+from retrieval import Retriever
+from selfcrag.settings import Settings
+
+SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
+
+
+@pytest.fixture(autouse=True)
+def _no_chat_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests run offline unless they point the chat model at their own server."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A data directory holding the ingested sample knowledge base."""
+    data_dir = tmp_path_factory.mktemp("sample_kb_index")
+    ingest([SAMPLE_KB], Settings(data_dir=data_dir))
+    yield data_dir
+    close_retrievers()
+
+
+@pytest.fixture(scope="session")
+def retriever(kb_dir: Path) -> Retriever:
+    """The process's one retriever on the sample index (shared with the graph's nodes)."""
+    return get_retriever(Settings(data_dir=kb_dir))

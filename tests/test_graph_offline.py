@@ -1,0 +1,97 @@
+"""The offline workflow end to end on the sample knowledge base: every sample question.
+
+The answer key is ``tests/sample_questions.md``: answerable questions must be
+answered with their evidence, cited at the sentence that states it;
+unanswerable ones must be declined.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from citations import CitedSentence
+from graph import Context, ask
+from graph.builder import graph
+from graph.state import KnowledgeItem
+from offline.rewriter import rewrite_query
+from offline.signals import term_statistics
+from offline.support import check_sentences
+from retrieval import Retriever
+
+KEY = (Path(__file__).parent / "sample_questions.md").read_text(encoding="utf-8")
+ENTRIES = re.findall(r"### (\S+)\n- \*\*Question\*\*: (.+)\n- \*\*Answer\*\*: .+\n(?:- \*\*Evidence\*\*: `(.+)`\n)?"
+                     r"(?:- \*\*Source\*\*: `([^`]+)`)?", KEY)
+ANSWERABLE = [pytest.param(q, evidence, source, id=qid) for qid, q, evidence, source in ENTRIES if evidence]
+UNANSWERABLE = [pytest.param(q, id=qid) for qid, q, evidence, _ in ENTRIES if not evidence]
+
+
+def test_the_answer_key_was_read() -> None:
+    assert len(ANSWERABLE) == 14 and len(UNANSWERABLE) == 4
+
+
+@pytest.mark.parametrize(("question", "evidence", "source"), ANSWERABLE)
+def test_answerable_question_is_answered_with_its_evidence_cited(kb_dir: Path, retriever: Retriever,
+                                                                 question: str, evidence: str, source: str) -> None:
+    result = ask(question, data_dir=kb_dir)
+    assert not result.abstained, result.answer
+    assert evidence in result.answer
+    cited = [c for c in result.citations if evidence in c.quote]
+    assert cited and cited[0].source.endswith(source)
+    # The citation's sentence range covers the sentence that states the evidence.
+    snapshot = retriever.snapshot
+    doc = next(d for d in snapshot.documents.values() if d.record.source == cited[0].source)
+    position = next(s.position for s in doc.sentences if evidence in doc.record.text[s.start:s.end]
+                    or doc.record.text[s.start:s.end] in evidence)
+    assert cited[0].first <= position <= cited[0].last
+    assert result.route[-1] == "check_support"
+
+
+@pytest.mark.parametrize("question", UNANSWERABLE)
+def test_question_the_knowledge_base_does_not_answer_is_declined(kb_dir: Path, question: str) -> None:
+    result = ask(question, data_dir=kb_dir)
+    assert result.abstained
+    assert not result.citations and result.closest_sources
+    assert result.route[-1] == "abstain"
+    declined = "知识库中没有" if re.search(r"[\u4e00-\u9fff]", question) else "does not contain"
+    assert declined in result.answer
+
+
+def test_extractive_answer_is_verified_verbatim_by_the_support_check(kb_dir: Path) -> None:
+    result = ask("How long are application logs kept?", data_dir=kb_dir)
+    check = next(s for s in result.trace if s["step"] == "check_support")
+    assert check["decision"] == "fully" and check["sentences"] == ["verbatim"]
+
+
+def test_offline_route_makes_no_chat_call_and_says_so(kb_dir: Path) -> None:
+    result = ask("退货审核通过后，退款多久能退回？", data_dir=kb_dir)
+    assert {s.get("method") for s in result.trace if "method" in s} <= {"rules", "offline"}
+    assert result.answer.endswith("[1]")
+
+
+def _knowledge(kb_dir: Path, question: str) -> list[KnowledgeItem]:
+    return graph.invoke({"question": question}, context=Context(data_dir=str(kb_dir)))["knowledge"]
+
+
+def test_offline_support_check_aligns_paraphrases_and_catches_wrong_numbers(kb_dir: Path,
+                                                                            retriever: Retriever) -> None:
+    knowledge = _knowledge(kb_dir, "How long are application logs kept?")
+    faithful = CitedSentence("Application logs are deleted automatically after 90 days.", (1,))
+    wrong_number = CitedSentence("Application logs are kept for 60 days.", (1,))
+    uncited = CitedSentence("Application logs are kept for 90 days.", ())
+    verdicts = check_sentences([faithful, wrong_number, uncited], knowledge, retriever)
+    assert [v.supported for v in verdicts] == [True, False, False]
+    assert [v.how for v in verdicts] == ["aligned", "numbers", "uncited"]
+
+
+def test_offline_rewrite_keeps_the_keywords_and_adds_new_feedback_terms(retriever: Retriever) -> None:
+    statistics = term_statistics(retriever.snapshot.bm25)
+    question = "How long do you keep backups of the database?"
+    evidence = ["4.2.1 Daily database backups are retained for 35 days.",
+                "4.2.2 Monthly snapshots, taken on the first day of each month, are retained for 12 months."]
+    first = rewrite_query(question, evidence, [question], statistics)
+    assert {"backups", "database"} <= set(first.split()) and "retained" in first.split()
+    second = rewrite_query(question, evidence, [question, first], statistics)
+    assert second != first and "retained" not in second.split()
