@@ -1,0 +1,5 @@
+"""``python -m selfcrag.cli``."""
+
+from selfcrag.cli import app
+
+app()

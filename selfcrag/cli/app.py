@@ -1,0 +1,78 @@
+"""Shared pieces of the command line: the Typer app, consoles, settings, error and progress handling."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from selfcrag.errors import UserError
+from selfcrag.settings import Settings
+
+__all__ = ["SAMPLE_KB", "DataDir", "app", "err", "fail", "out", "progress_reporter", "settings_for", "user_errors"]
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Corrective, self-reflective RAG over your own documents.")
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+SAMPLE_KB = Path(__file__).resolve().parents[2] / "sample_kb"
+
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Index folder (default: $SELFCRAG_DATA_DIR or .selfcrag).")
+]
+
+
+def settings_for(data_dir: Path | None) -> Settings:
+    """Settings from the environment, with ``--data-dir`` winning when given."""
+    return Settings.from_env(data_dir=data_dir)
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``error: message`` as one line on stderr and return the exit to raise."""
+    err.print(f"error: {message}", markup=False, soft_wrap=True)
+    return typer.Exit(1)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the errors a user can cause into one line and exit status 1."""
+    try:
+        yield
+    except UserError as error:
+        raise fail(str(error)) from None
+    except KeyboardInterrupt:
+        err.print("interrupted: the previous index is unchanged", markup=False)
+        raise typer.Exit(130) from None
+
+
+@contextmanager
+def progress_reporter() -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar on a terminal; a few plain lines when piped."""
+    if err.is_terminal:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=True) as bar:
+            tasks: dict[str, TaskID] = {}
+
+            def update(phase: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    tasks[phase] = bar.add_task(phase, total=total)
+                bar.update(tasks[phase], completed=done, total=total)
+
+            yield update
+        return
+    last: dict[str, int] = {}
+
+    def report(phase: str, done: int, total: int) -> None:
+        step = max(total // 10, 1)
+        if done == total or done - last.get(phase, 0) >= step:
+            last[phase] = done
+            print(f"{phase}: {done}/{total}", file=sys.stderr, flush=True)
+
+    yield report

@@ -1,0 +1,35 @@
+"""``selfcrag ingest``: index files and folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from selfcrag.cli.app import DataDir, app, err, out, progress_reporter, settings_for, user_errors
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files and folders (.md, .txt, .pdf), folders recursively.")],
+    prune: Annotated[bool, typer.Option(help="Remove indexed documents whose files are gone.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Index documents: sentence by sentence, dense vectors and BM25."""
+    from ingestion.pipeline import ingest as run_ingest
+
+    settings = settings_for(data_dir)
+    with user_errors(), progress_reporter() as progress:
+        summary = run_ingest(paths, settings, prune=prune, progress=progress)
+    rate = f", {summary.embedded / summary.embed_seconds:.0f} sentences/s embedded" if summary.embedded else ""
+    out.print(
+        f"{summary.documents} documents, {summary.sentences} sentences in {settings.data_dir} "
+        f"({summary.added} added, {summary.updated} updated, {summary.unchanged} unchanged, "
+        f"{summary.removed} removed; {summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
+        markup=False,
+    )
+    for skipped in summary.skipped:
+        err.print(f"skipped {skipped.path}: {skipped.reason}", markup=False)
+    if summary.skipped:
+        err.print(f"{len(summary.skipped)} file(s) skipped", markup=False)

@@ -1,0 +1,47 @@
+"""``selfcrag search``: retrieve contexts without answering."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from selfcrag.cli.app import DataDir, app, fail, out, settings_for, user_errors
+
+
+@app.command()
+def search(
+    question: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", "--top-k", help="Contexts to return.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for programs.")] = False,
+    mode: Annotated[str, typer.Option(help="hybrid, dense or bm25.")] = "hybrid",
+    fusion: Annotated[str, typer.Option(help="rrf or weighted.")] = "rrf",
+    window: Annotated[int | None, typer.Option(help="Sentences each side of a hit.")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Retrieve the best contexts for a question (no answer generation)."""
+    from retrieval.retriever import RetrievalConfig, Retriever
+
+    if not question.strip():
+        raise fail("the question is empty")
+    if mode not in ("hybrid", "dense", "bm25") or fusion not in ("rrf", "weighted"):
+        raise fail("--mode takes hybrid, dense or bm25; --fusion takes rrf or weighted")
+    config = RetrievalConfig(top_k=k, mode=mode, fusion=fusion)  # type: ignore[arg-type]
+    if window is not None:
+        config = config.with_(window=window)
+    with user_errors(), Retriever(settings_for(data_dir), config) as retriever:
+        result = retriever.search(question)
+    if as_json:
+        print(json.dumps({"query": result.query, "timings_ms": result.timings_ms,
+                          "contexts": [c.to_dict() for c in result.contexts]}, ensure_ascii=False))
+        return
+    if not result.contexts:
+        out.print("no matching passages", markup=False)
+    for rank, context in enumerate(result.contexts, 1):
+        where = " > ".join(context.section) or context.title
+        ranks = f"dense #{context.dense_rank or '-'}, bm25 #{context.bm25_rank or '-'}, fused {context.score:.4f}"
+        span = f"sentences {context.first + 1}-{context.last + 1}"
+        out.print(f"[bold][{rank}][/bold] {context.source} | {where} | {span} | {ranks}", markup=False)
+        out.print(context.text.strip(), markup=False)
+        out.print()
