@@ -1,8 +1,11 @@
 """Run-time knobs of the workflow: LangGraph's ``context_schema``.
 
 Every field has a default and falls back to an environment variable of the
-same name in upper case (``TOP_K``, ``UPPER_THRESHOLD``, ...), as in
-langchain-ai/react-agent. Values given explicitly (``graph.invoke(...,
+same name in upper case, as in langchain-ai/react-agent, but prefixed with
+``SELFCRAG_`` (``SELFCRAG_TOP_K``, ``SELFCRAG_UPPER_THRESHOLD``, ...): bare
+names such as ``WINDOW``, ``DATA_DIR`` or ``TEMPERATURE`` are too likely to be
+set for some other program. ``data_dir`` thus reads ``SELFCRAG_DATA_DIR``, the
+variable the CLI reads too. Values given explicitly (``graph.invoke(...,
 context=Context(top_k=3))``, ``ask(..., top_k=3)`` or a Studio assistant)
 win over the environment.
 """
@@ -18,6 +21,8 @@ from selfcrag.errors import UserError
 
 StructuredOutputMethod = Literal["json_schema", "function_calling", "json_mode"]
 Answerer = Literal["auto", "chat", "offline"]
+
+ENV_PREFIX = "SELFCRAG_"
 
 
 @dataclass(kw_only=True)
@@ -87,7 +92,7 @@ class Context:
         for f in fields(self):
             if not f.init or getattr(self, f.name) != f.default:
                 continue
-            raw = os.environ.get(f.name.upper())
+            raw = os.environ.get(ENV_PREFIX + f.name.upper())
             if raw not in (None, ""):
                 setattr(self, f.name, _convert(raw, hints[f.name], f.name))
 
@@ -100,8 +105,10 @@ def _convert(raw: str, kind: object, name: str) -> object:
         if kind is float:
             return float(raw)
     except ValueError:
-        raise UserError(f"environment variable {name.upper()}={raw!r} is not a number") from None
+        raise UserError(f"environment variable {ENV_PREFIX}{name.upper()}={raw!r} is not a number") from None
     choices = typing.get_args(kind)
     if choices and raw not in choices:
-        raise UserError(f"environment variable {name.upper()}={raw!r}: choose one of {', '.join(choices)}")
+        raise UserError(
+            f"environment variable {ENV_PREFIX}{name.upper()}={raw!r}: choose one of {', '.join(choices)}"
+        )
     return raw

@@ -61,16 +61,18 @@ def test_only_transient_faults_are_retried(error: BaseException, transient: bool
     assert is_transient(error) is transient
 
 
-def test_context_falls_back_to_upper_case_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOP_K", "3")
-    monkeypatch.setenv("UPPER_THRESHOLD", "0.7")
-    monkeypatch.setenv("STRUCTURED_OUTPUT", "json_mode")
+def test_context_falls_back_to_prefixed_upper_case_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SELFCRAG_TOP_K", "3")
+    monkeypatch.setenv("SELFCRAG_UPPER_THRESHOLD", "0.7")
+    monkeypatch.setenv("SELFCRAG_STRUCTURED_OUTPUT", "json_mode")
+    monkeypatch.setenv("WINDOW", "9")  # another program's variable: ignored
     context = Context()
+    assert context.window == 1
     assert (context.top_k, context.upper_threshold, context.structured_output) == (3, 0.7, "json_mode")
     assert Context(top_k=8).top_k == 8
 
 
-@pytest.mark.parametrize(("name", "value"), [("TOP_K", "many"), ("STRUCTURED_OUTPUT", "xml")])
+@pytest.mark.parametrize(("name", "value"), [("SELFCRAG_TOP_K", "many"), ("SELFCRAG_STRUCTURED_OUTPUT", "xml")])
 def test_bad_environment_value_is_a_user_error(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
     monkeypatch.setenv(name, value)
     with pytest.raises(UserError, match=name):
