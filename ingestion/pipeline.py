@@ -24,6 +24,7 @@ from embedding import Embedder, load_embedder
 from embedding.embedders import model_slug
 from ingestion.loaders import LoadedFile, SkippedFile, discover, read_document
 from lexical import tokenize
+from selfcrag.errors import EmbeddingServiceError
 from selfcrag.settings import Settings
 from splitting import document_title, split_sentences
 from store.lock import writer_lock
@@ -221,9 +222,15 @@ def ingest(
 
             writer = _VectorWriter(store, collection, embedder, progress)
             writer.total = sum(len(d.sentences) for d in (*changed, *carried))
-            for doc in (*changed, *carried):
-                writer.add(doc)
-            writer.flush()
+            try:
+                for doc in (*changed, *carried):
+                    writer.add(doc)
+                writer.flush()
+            except EmbeddingServiceError as error:
+                raise EmbeddingServiceError(
+                    f"{error}; the previous index is unchanged, and running the same ingest again "
+                    f"keeps the {writer.embedded} sentences already embedded"
+                ) from None
 
             snapshot = previous.replaced(changed, removed, embedder.name, collection)
             if carried or changed or removed or not (settings.data_dir / "snapshot.pkl").exists():

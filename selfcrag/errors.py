@@ -11,3 +11,7 @@ class IndexLockedError(UserError):
 
 class NoIndexError(UserError):
     """Nothing has been ingested into the data directory yet."""
+
+
+class EmbeddingServiceError(UserError):
+    """The configured embedding endpoint failed after its retries."""

@@ -55,7 +55,9 @@ class VectorStore:
                     ) from None
                 raise
         else:
-            self.client = QdrantClient(url=url, api_key=api_key, timeout=30)
+            # The version check warns twice when the server is unreachable; the get_collections
+            # call below reports that in one line instead.
+            self.client = QdrantClient(url=url, api_key=api_key, timeout=30, check_compatibility=False)
             try:
                 self.client.get_collections()
             except Exception as error:  # any transport or auth failure: one line for the user

@@ -1,0 +1,147 @@
+"""Faults around ingestion: a failing embedding endpoint, a locked index, an unreachable or refusing Qdrant."""
+
+import hashlib
+import json
+import threading
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from ingestion.pipeline import ingest
+from retrieval import Retriever
+from selfcrag.errors import EmbeddingServiceError, IndexLockedError, UserError
+from selfcrag.settings import Settings
+from store.lock import writer_lock
+from store.snapshot import IndexSnapshot
+from store.vectors import VectorStore
+
+DIM = 64
+
+
+class FlakyEmbeddings(BaseHTTPRequestHandler):
+    """An OpenAI-compatible /embeddings endpoint that can be told to fail."""
+
+    failing = False
+    requests = 0
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests += 1
+        if type(self).failing:
+            data = b'{"error": {"message": "upstream overloaded", "type": "server_error"}}'
+            self.send_response(503)
+            self.send_header("retry-after-ms", "1")  # keep the client's own retries quick
+        else:
+            inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            vectors = [np.random.default_rng(int(hashlib.md5(t.encode()).hexdigest()[:8], 16)).random(DIM).tolist()
+                       for t in inputs]
+            usage = {"prompt_tokens": 1, "total_tokens": 1}
+            data = json.dumps({"object": "list", "model": body["model"], "usage": usage,
+                               "data": [{"object": "embedding", "index": i, "embedding": v}
+                                        for i, v in enumerate(vectors)]}).encode()
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def flaky_endpoint():
+    FlakyEmbeddings.failing = False
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FlakyEmbeddings)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_finishes(tmp_path, flaky_endpoint):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "old.md").write_text("# Old\n\nThe old pump runs daily.\n", encoding="utf-8")
+    settings = replace(Settings(), data_dir=tmp_path / "data", embedding_model="flaky-embed",
+                       embedding_base_url=flaky_endpoint, openai_api_key="sk-test")
+    ingest([kb], settings)
+    before = IndexSnapshot.load(settings.data_dir)
+    assert before is not None
+    # 150 sentences: three batches of 64; the endpoint dies after the first.
+    facts = " ".join(f"Fact number {i} is true." for i in range(150))
+    (kb / "big.md").write_text("# Big\n\n" + facts, encoding="utf-8")
+    calls_before = FlakyEmbeddings.requests
+
+    original = FlakyEmbeddings.do_POST
+
+    def fail_after_first_batch(handler):
+        if FlakyEmbeddings.requests - calls_before >= 1:
+            FlakyEmbeddings.failing = True
+        original(handler)
+
+    FlakyEmbeddings.do_POST = fail_after_first_batch  # type: ignore[method-assign]
+    try:
+        with pytest.raises(EmbeddingServiceError) as failure:
+            ingest([kb], settings)
+    finally:
+        FlakyEmbeddings.do_POST = original  # type: ignore[method-assign]
+        FlakyEmbeddings.failing = False
+    message = str(failure.value)
+    assert "\n" not in message and "HTTP 503" in message and "previous index is unchanged" in message
+
+    after = IndexSnapshot.load(settings.data_dir)
+    assert after is not None and list(after.documents) == list(before.documents)
+    with Retriever(settings) as retriever:
+        assert "old pump" in retriever.search("old pump").contexts[0].text
+
+    resumed = ingest([kb], settings)
+    assert resumed.added == 1
+    assert 0 < resumed.embedded < 150  # the first batch was kept
+    store = VectorStore(settings.data_dir)
+    try:
+        assert sum(1 for _ in store.all_ids("selfcrag_flaky_embed")) == resumed.sentences
+    finally:
+        store.close()
+
+
+def test_a_second_ingest_on_the_same_data_directory_is_refused(tmp_path):
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "a.md").write_text("# A\n\nAlpha.\n", encoding="utf-8")
+    settings = replace(Settings(), data_dir=tmp_path / "data")
+    with writer_lock(settings.data_dir), pytest.raises(IndexLockedError, match="another ingest is running"):
+        ingest([tmp_path / "kb"], settings)
+    assert IndexSnapshot.load(settings.data_dir) is None
+
+
+def test_unreachable_qdrant_server_is_one_clear_line(tmp_path):
+    with pytest.raises(UserError, match=r"cannot reach Qdrant at http://127\.0\.0\.1:9") as failure:
+        VectorStore(tmp_path, url="http://127.0.0.1:9", api_key=None)
+    assert "\n" not in str(failure.value)
+
+
+class RefusingQdrant(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        data = b'{"status": {"error": "Invalid api-key"}}'
+        self.send_response(403)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_wrong_qdrant_api_key_is_one_clear_line_without_the_key(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), RefusingQdrant)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        with pytest.raises(UserError, match="cannot reach Qdrant") as failure:
+            VectorStore(tmp_path, url=url, api_key="qd-secret-key-123")
+    finally:
+        server.shutdown()
+    message = str(failure.value)
+    assert "\n" not in message and "403" in message and "qd-secret-key-123" not in message
