@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
+
+import numpy as np
 
 from embedding import Embedder, load_embedder
 from ingestion.pipeline import collection_name
@@ -153,6 +156,29 @@ class Retriever:
                                   section_ratio=config.section_ratio)
         lap("expand")
         return SearchResult(query, contexts, timings)
+
+    def sentence_vectors(self, rows: Sequence[int]) -> np.ndarray:
+        """The stored vectors of sentences, embedding any that are missing.
+
+        Args:
+            rows: Rows of the snapshot's sentence table.
+
+        Returns:
+            An array of shape ``(len(rows), dim)``, in the order of ``rows``.
+        """
+        vectors = np.zeros((len(rows), self.embedder.dim), dtype=np.float32)
+        if not rows:
+            return vectors
+        ids = [self.snapshot.point_ids[row] for row in rows]
+        stored = self.store.vectors(self.snapshot.collection, ids)
+        missing = [i for i, pid in enumerate(ids) if pid not in stored]
+        for i, pid in enumerate(ids):
+            if pid in stored:
+                vectors[i] = stored[pid]
+        if missing:
+            texts = [self.snapshot.sentences[rows[i]].searchable(self.snapshot.sentence_text(rows[i])) for i in missing]
+            vectors[missing] = self.embedder.embed_passages(texts)
+        return vectors
 
     def close(self) -> None:
         """Release the vector store (and the local-mode folder lock)."""

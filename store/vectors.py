@@ -101,6 +101,24 @@ class VectorStore:
             found.update(str(p.id) for p in points)
         return found
 
+    def vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Read stored vectors by point id.
+
+        Args:
+            collection: Collection name.
+            ids: Point ids.
+
+        Returns:
+            The vectors found, by id (missing ids are left out).
+        """
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 1024):
+            points = self.client.retrieve(collection, list(ids[start : start + 1024]),
+                                          with_payload=False, with_vectors=True)
+            found.update({str(p.id): np.asarray(p.vector, dtype=np.float32) for p in points
+                          if isinstance(p.vector, list)})
+        return found
+
     @_retrying
     def _upsert_batch(self, collection: str, points: list[models.PointStruct]) -> None:
         self.client.upsert(collection, points=points, wait=True)

@@ -227,3 +227,13 @@ def test_search_cli_prints_json_contexts(tmp_path):
     top = payload["contexts"][0]
     assert "杭州" in top["text"]
     assert {"source", "section", "first", "last", "score", "dense_rank", "bm25_rank"} <= set(top)
+
+
+def test_sentence_vectors_are_the_stored_ones(sample_retriever):
+    rows = [0, 5, 9]
+    vectors = sample_retriever.sentence_vectors(rows)
+    snapshot = sample_retriever.snapshot
+    texts = [snapshot.sentences[r].searchable(snapshot.sentence_text(r)) for r in rows]
+    fresh = sample_retriever.embedder.embed_passages(texts)
+    assert vectors.shape == (3, sample_retriever.embedder.dim)
+    assert (vectors * fresh).sum(axis=1).min() > 0.99
