@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def studio_url(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if shutil.which("langgraph") is None:
+    # The venv may not be on PATH (CI calls .venv/bin/python): look beside this interpreter first.
+    langgraph = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
+    if langgraph is None:
         pytest.fail("langgraph-cli is not installed: pip install -e '.[dev]'")
     data_dir = tmp_path_factory.mktemp("studio") / "index"
     shutil.copytree(kb_dir, data_dir, ignore=shutil.ignore_patterns(".lock", "*.lock"))
@@ -48,7 +51,7 @@ def studio_url(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     (workdir / "langgraph.json").write_text(json.dumps(config))
     log = (workdir / "server.log").open("w")
     server = subprocess.Popen(
-        ["langgraph", "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload",
+        [langgraph, "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload",
          "--config", str(workdir / "langgraph.json")],
         cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
