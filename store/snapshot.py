@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lexical import TOKENIZER_VERSION, tokenize
 from lexical.bm25 import SentenceBM25
+from selfcrag.errors import UserError
 from store.records import DocumentRecord, SentenceRecord, point_id
 
 SNAPSHOT_FILE = "snapshot.pkl"
@@ -143,8 +144,14 @@ class IndexSnapshot:
         path = directory / SNAPSHOT_FILE
         if not path.exists():
             return None
-        with path.open("rb") as handle:
-            snapshot = pickle.load(handle)
+        try:
+            with path.open("rb") as handle:
+                snapshot = pickle.load(handle)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError) as error:
+            raise UserError(
+                f"the index file {path} cannot be read ({type(error).__name__}); it was written by another "
+                "version or damaged: move it away and run `selfcrag ingest` again"
+            ) from None
         if not isinstance(snapshot, IndexSnapshot):
-            raise ValueError(f"{path} is not a selfcrag snapshot")
+            raise UserError(f"{path} is not a selfcrag index file")
         return snapshot

@@ -15,7 +15,7 @@ import pytest
 from embedding import load_embedder
 from ingestion.pipeline import ingest
 from retrieval import Retriever
-from selfcrag.errors import IndexLockedError, NoIndexError
+from selfcrag.errors import IndexLockedError, NoIndexError, UserError
 from selfcrag.settings import Settings
 from store.snapshot import IndexSnapshot
 from store.vectors import VectorStore
@@ -237,3 +237,12 @@ def test_sentence_vectors_are_the_stored_ones(sample_retriever):
     fresh = sample_retriever.embedder.embed_passages(texts)
     assert vectors.shape == (3, sample_retriever.embedder.dim)
     assert (vectors * fresh).sum(axis=1).min() > 0.99
+
+
+def test_a_damaged_index_file_is_one_clear_line(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "snapshot.pkl").write_bytes(b"\x80\x05not a pickle")
+    with pytest.raises(UserError, match="cannot be read") as failure:
+        IndexSnapshot.load(data)
+    assert "\n" not in str(failure.value)
