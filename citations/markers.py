@@ -33,6 +33,22 @@ class CitedSentence:
     cites: tuple[int, ...]
 
 
+def defuse_markers(text: str) -> str:
+    """Write a document's own bracketed numbers as ``［n］``, so they cannot pass for the answer's citations.
+
+    A document may contain ``[7]`` (its own footnotes, or an injected fake
+    citation); quoted into an answer as it is, it would be read as a citation
+    of knowledge item 7. Full-width brackets read the same to people.
+
+    Args:
+        text: Text from a document.
+
+    Returns:
+        The text with every ``[n]`` as ``［n］``.
+    """
+    return _MARKER.sub(lambda marker: marker.group(0).replace("[", "［").replace("]", "］"), text)
+
+
 def split_cited(answer: str) -> list[CitedSentence]:
     """Split an answer into sentences with the numbers each cites.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,11 +45,20 @@ class Question:
 
 @dataclass
 class EvalSet:
-    """A set: its name, documents folder and questions."""
+    """A set: its name, documents folder and questions.
+
+    Attributes:
+        name: The folder's name.
+        root: The folder.
+        questions: The questions that can be asked.
+        blank: Ids of questions whose text is empty: they cannot be asked, so
+            they are left out of every metric (zh-dev has two).
+    """
 
     name: str
     root: Path
     questions: list[Question] = field(default_factory=list)
+    blank: list[str] = field(default_factory=list)
 
     @property
     def docs_dir(self) -> Path:
@@ -91,4 +101,35 @@ def load_set(root: Path) -> EvalSet:
                 ))
             except (KeyError, TypeError, json.JSONDecodeError) as error:
                 raise UserError(f"{questions_file}:{number}: not a question line ({error})") from None
-    return EvalSet(root.resolve().name, root.resolve(), questions)
+    blank = [q.id for q in questions if not q.question.strip()]
+    return EvalSet(root.resolve().name, root.resolve(), [q for q in questions if q.question.strip()], blank)
+
+
+def sample_questions(questions: list[Question], limit: int | None, seed: int = 0) -> list[Question]:
+    """Draw a reproducible sample that keeps the set's share of unanswerable questions.
+
+    Answerable and unanswerable questions are sampled separately, each in
+    proportion to its share of the set, so a small ``--limit`` still measures
+    abstention. The sample keeps the set's order.
+
+    Args:
+        questions: The questions to draw from.
+        limit: How many to draw; None or at least ``len(questions)`` keeps them all.
+        seed: Seed of the draw: the same seed draws the same questions.
+
+    Returns:
+        The sample, in the set's order.
+    """
+    if limit is None or limit >= len(questions):
+        return list(questions)
+    rng = random.Random(seed)
+    unanswerable = [i for i, q in enumerate(questions) if not q.answerable]
+    answerable = [i for i, q in enumerate(questions) if q.answerable]
+    wanted_unanswerable = min(len(unanswerable), round(limit * len(unanswerable) / len(questions)))
+    if unanswerable and answerable and limit >= 2:
+        # Both kinds are measured whenever the set has both.
+        wanted_unanswerable = min(max(wanted_unanswerable, 1), limit - 1)
+    wanted_answerable = min(len(answerable), limit - wanted_unanswerable)
+    wanted_unanswerable = limit - wanted_answerable
+    chosen = rng.sample(unanswerable, wanted_unanswerable) + rng.sample(answerable, wanted_answerable)
+    return [questions[i] for i in sorted(chosen)]

@@ -8,14 +8,19 @@
 work as with any LangGraph graph; these functions add a typed result, token
 streaming in both modes (chat model or offline) and, given a ``thread_id``,
 memory of earlier turns.
+
+The question is cleaned before the run (:mod:`graph.question`): control
+characters removed, a very long question cut with a note in the answer. A
+step whose chat model failed falls back to its offline method; the answer
+says so in its ``notes`` and ``degraded`` is set.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from os import PathLike
 from typing import Any, Literal, cast
 
@@ -26,11 +31,15 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.builder import builder, graph
 from graph.context import Context
+from graph.question import CleanQuestion, clean_question
 from graph.state import Citation as CitationDict
+from graph.state import TraceStep
+from lexical import detect_language
 from models import ThinkFilter
+from prompts import replies
 from selfcrag.errors import UserError
 
-StreamKind = Literal["token", "trace", "answer"]
+StreamKind = Literal["token", "retract", "trace", "answer"]
 _ANSWER_NODES = ("generate", "answer_directly")
 
 
@@ -74,6 +83,9 @@ class Answer:
         trace: The route taken: one dict per step (``step``, ``decision``, scores, counters).
         abstained: True when the knowledge base did not hold the answer.
         closest_sources: When abstaining, the nearest passages found.
+        notes: What the reader should know about how the answer was made: the
+            question was cut, or a step fell back to its offline method because
+            the chat model failed. In the question's language.
     """
 
     question: str
@@ -82,23 +94,60 @@ class Answer:
     trace: list[dict[str, Any]] = field(default_factory=list)
     abstained: bool = False
     closest_sources: list[Citation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def route(self) -> list[str]:
         """The names of the steps taken, in order."""
         return [step["step"] for step in self.trace]
 
+    @property
+    def degraded(self) -> bool:
+        """True when some step fell back to its offline method because the chat model failed."""
+        return any("fallback" in step for step in self.trace)
+
     @classmethod
-    def from_state(cls, values: dict[str, Any]) -> Answer:
-        """Build from a final state (``graph.invoke``'s result)."""
+    def from_state(cls, values: dict[str, Any], cleaned: CleanQuestion | None = None) -> Answer:
+        """Build from a final state (``graph.invoke``'s result).
+
+        Args:
+            values: The state.
+            cleaned: The question as the API cleaned it before the run, for its note.
+
+        Returns:
+            The answer.
+        """
+        question = values.get("question", "")
+        trace = list(values.get("trace", []))
         return cls(
-            question=values.get("question", ""),
+            question=question,
             answer=values.get("answer", ""),
             citations=[Citation.from_state(c) for c in values.get("citations", [])],
-            trace=list(values.get("trace", [])),
+            trace=trace,
             abstained=bool(values.get("abstained", False)),
             closest_sources=[Citation.from_state(c) for c in values.get("closest_sources", [])],
+            notes=answer_notes(question, trace, cleaned),
         )
+
+
+def answer_notes(question: str, trace: list[TraceStep], cleaned: CleanQuestion | None = None) -> list[str]:
+    """Write the notes of an answer from its trace: a cut question, each step that fell back offline.
+
+    Args:
+        question: The question (its language is the notes').
+        trace: The route taken.
+        cleaned: The question as cleaned before the run, if it was.
+
+    Returns:
+        One line per note.
+    """
+    language = detect_language(question)
+    cuts = [(cleaned.original_chars, len(cleaned.text))] if cleaned is not None and cleaned.cut else []
+    cuts += [(s["question_cut"]["from"], s["question_cut"]["to"]) for s in trace if "question_cut" in s]
+    notes = [replies.QUESTION_CUT[language].format(total=total, kept=kept) for total, kept in cuts]
+    notes += [replies.FELL_BACK[language].format(step=s["step"], reason=s["fallback"])
+              for s in trace if "fallback" in s]
+    return notes
 
 
 def make_context(data_dir: str | PathLike[str] | None = None, **overrides: Any) -> Context:
@@ -126,23 +175,48 @@ def recursion_limit(context: Context) -> int:
     return 8 + 3 * (context.max_requery + 1) + 2 * (context.max_regenerate + 1)
 
 
-@lru_cache(maxsize=1)
+_memory_lock = threading.Lock()
+_memory_graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
+
+
 def _graph_with_memory() -> CompiledStateGraph[Any, Any, Any, Any]:
     # One in-process memory for every thread_id; the module-level graph stays checkpointer-free
-    # for `langgraph dev`, which brings its own.
-    return builder.compile(checkpointer=InMemorySaver(), name="selfcrag")
+    # for `langgraph dev`, which brings its own. Built under a lock: two threads asking their first
+    # questions at once must not each get a memory of their own (lru_cache does not prevent that).
+    global _memory_graph
+    with _memory_lock:
+        if _memory_graph is None:
+            _memory_graph = builder.compile(checkpointer=InMemorySaver(), name="selfcrag")
+        return _memory_graph
 
 
-def _prepare(question: str, data_dir: str | PathLike[str] | None, thread_id: str | None,
-             overrides: dict[str, Any]) -> tuple[CompiledStateGraph[Any, Any, Any, Any], RunnableConfig, Context]:
-    if not question or not question.strip():
-        raise UserError("the question is empty")
+def prepare_question(question: object) -> CleanQuestion:
+    """Clean a question for a run, refusing one with nothing left to ask.
+
+    Args:
+        question: The question as given.
+
+    Returns:
+        The cleaned question (control characters removed, cut to ``MAX_QUESTION_CHARS``).
+
+    Raises:
+        UserError: The question is empty, blank, or only control characters.
+    """
+    cleaned = clean_question(question)
+    if not cleaned.text:
+        raise UserError("the question is empty" + (" once control characters are removed" if cleaned.removed else ""))
+    return cleaned
+
+
+def _prepare(question: str, data_dir: str | PathLike[str] | None, thread_id: str | None, overrides: dict[str, Any]
+             ) -> tuple[CompiledStateGraph[Any, Any, Any, Any], RunnableConfig, Context, CleanQuestion]:
+    cleaned = prepare_question(question)
     context = make_context(data_dir, **overrides)
     config: RunnableConfig = {"recursion_limit": recursion_limit(context)}
     if thread_id is None:
-        return graph, config, context
+        return graph, config, context, cleaned
     config["configurable"] = {"thread_id": thread_id}
-    return _graph_with_memory(), config, context
+    return _graph_with_memory(), config, context, cleaned
 
 
 def ask(question: str, *, data_dir: str | PathLike[str] | None = None, thread_id: str | None = None,
@@ -163,9 +237,9 @@ def ask(question: str, *, data_dir: str | PathLike[str] | None = None, thread_id
     Raises:
         UserError: An empty question, an unknown option, or no index in ``data_dir``.
     """
-    app, config, context = _prepare(question, data_dir, thread_id, context_overrides)
-    values = app.invoke({"question": question}, config, context=context)
-    return Answer.from_state(values)
+    app, config, context, cleaned = _prepare(question, data_dir, thread_id, context_overrides)
+    values = app.invoke({"question": cleaned.text}, config, context=context)
+    return Answer.from_state(values, cleaned)
 
 
 def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, thread_id: str | None = None,
@@ -175,7 +249,10 @@ def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, th
     Yields ``("token", text)`` for pieces of each answer attempt (the chat
     model's tokens with ``<think>`` blocks removed, or the offline answer's
     sentences), ``("trace", step)`` after each step, and finally
-    ``("answer", Answer)``. A regeneration or abstention after some tokens is
+    ``("answer", Answer)``. ``("retract", {"step", "reason"})`` withdraws the
+    tokens of the current attempt: its reply failed (a dropped stream, an
+    empty reply, the wrong language) and another attempt or the offline
+    answer follows. A regeneration or abstention after some tokens is
     announced by its trace step; the final ``Answer`` is authoritative.
 
     Args:
@@ -187,12 +264,33 @@ def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, th
     Yields:
         ``(kind, payload)`` pairs.
     """
-    app, config, context = _prepare(question, data_dir, thread_id, context_overrides)
+    app, config, context, cleaned = _prepare(question, data_dir, thread_id, context_overrides)
+    yield from stream_run(app, cleaned, config, context)
+
+
+def stream_run(app: CompiledStateGraph[Any, Any, Any, Any], question: CleanQuestion, config: RunnableConfig,
+               context: Context, **stream_options: Any) -> Iterator[tuple[StreamKind, Any]]:
+    """Run a compiled workflow on a cleaned question, yielding what :func:`stream_ask` yields.
+
+    For callers that compile ``builder`` with their own checkpointer (the
+    ``selfcrag chat`` command keeps conversations in SQLite).
+
+    Args:
+        app: The compiled graph.
+        question: From :func:`prepare_question`.
+        config: The run's configuration (``thread_id``, ``recursion_limit``).
+        context: The run's context.
+        **stream_options: More options of ``app.stream`` (e.g. ``durability="exit"``).
+
+    Yields:
+        ``(kind, payload)`` pairs, ending with ``("answer", Answer)``.
+    """
     filters: dict[str, ThinkFilter] = {}
     final: dict[str, Any] = {}
     # With a list of stream modes, LangGraph yields (mode, data) pairs.
-    events = cast(Iterator[tuple[str, Any]], app.stream({"question": question}, config, context=context,
-                                                        stream_mode=["messages", "custom", "values"]))
+    events = cast(Iterator[tuple[str, Any]], app.stream({"question": question.text}, config, context=context,
+                                                        stream_mode=["messages", "custom", "values"],
+                                                        **stream_options))
     for mode, data in events:
         if mode == "messages":
             chunk, metadata = data
@@ -203,8 +301,8 @@ def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, th
         elif mode == "custom" and isinstance(data, dict):
             if data.get("type") == "token":
                 yield "token", data["text"]
-            elif data.get("type") == "trace":
-                yield "trace", {k: v for k, v in data.items() if k != "type"}
+            elif data.get("type") in ("trace", "retract"):
+                yield data["type"], {k: v for k, v in data.items() if k != "type"}
         elif mode == "values":
             final = data
-    yield "answer", Answer.from_state(final)
+    yield "answer", Answer.from_state(final, question)

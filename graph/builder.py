@@ -6,11 +6,14 @@ decide_retrieval ─┬─ answer_directly ─ END
                         └──── rewrite_query ◄────┴────────────────────┘      └─ (unsupported) ─────┤
                                                  └── abstain ◄─────────────────────────────────────┘
 
+In a thread with earlier questions, decide_retrieval ─ condense_question ─ retrieve: the question is made
+standalone ("what about the second one?" becomes what it refers to) before it is searched.
+
 Every loop is bounded by a counter in the state (``requery_count``,
 ``regenerate_count``) against a knob of the context (``max_requery``,
 ``max_regenerate``), so no answer of any model can run the graph into
 LangGraph's recursion limit. With the default knobs a run takes at most 15
-steps.
+steps (16 with condense_question).
 
 This file is loaded by path by ``langgraph dev`` (see langgraph.json), so its
 imports are absolute.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
@@ -36,11 +40,15 @@ from nodes import (
     retrieve,
     rewrite_query,
 )
+from nodes.condense_question import condense_question
 
 
-def route_question(state: State) -> Literal["retrieve", "answer_directly"]:
-    """Retrieve unless the message needs no knowledge base."""
-    return "retrieve" if state.route == "retrieve" else "answer_directly"
+def route_question(state: State) -> Literal["condense_question", "retrieve", "answer_directly"]:
+    """Retrieve unless the message needs no knowledge base; first make it standalone if the thread has history."""
+    if state.route != "retrieve":
+        return "answer_directly"
+    earlier = any(isinstance(m, HumanMessage) for m in state.messages[:-1])
+    return "condense_question" if earlier else "retrieve"
 
 
 def route_grade(state: State, runtime: Runtime[Context]) -> Literal["refine_knowledge", "rewrite_query", "abstain"]:
@@ -77,6 +85,10 @@ builder.add_node(answer_directly)
 builder.add_edge(START, "decide_retrieval")
 builder.add_conditional_edges("decide_retrieval", route_question)
 builder.add_edge("answer_directly", END)
+
+# A follow-up ("what about the second one?") is searched as the standalone question it stands for.
+builder.add_node(condense_question)
+builder.add_edge("condense_question", "retrieve")
 
 # CRAG: retrieve, evaluate, then refine or rewrite and retrieve again.
 builder.add_node(retrieve)

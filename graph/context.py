@@ -45,8 +45,9 @@ class Context:
         metadata={"description": "Evaluator score below which a context is Incorrect (CRAG's lower threshold)."},
     )
     strip_threshold: float = field(
-        default=0.45,
-        metadata={"description": "Score a knowledge strip (a sentence) needs to be kept by refine_knowledge."},
+        default=0.40,
+        metadata={"description": "Score a knowledge strip (a sentence) needs to be kept by refine_knowledge "
+                                 "(chosen on the zh-dev and en-dev sets)."},
     )
     min_kept_strips: int = field(
         default=1,

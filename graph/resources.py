@@ -68,6 +68,18 @@ def get_retriever(settings: Settings) -> Retriever:
         return retriever
 
 
+def close_retriever(data_dir: Path) -> None:
+    """Close the shared retriever of one data directory, if one is open (releasing its Qdrant folder lock).
+
+    Args:
+        data_dir: The data directory.
+    """
+    with _lock:
+        retriever = _retrievers.pop(data_dir.expanduser().resolve(), None)
+    if retriever is not None:
+        retriever.close()
+
+
 def close_retrievers() -> None:
     """Close every shared retriever (releasing Qdrant's folder locks)."""
     with _lock:

@@ -1,12 +1,18 @@
-"""Route trace: each node records one step in the state and streams it as a custom event."""
+"""Route trace: each node records one step in the state and streams it as a custom event.
+
+Steps are written to the state, the checkpointer and ``--json`` output, so
+credentials are scrubbed from them on the way in.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from graph.state import TraceStep
+from models.secrets import scrub
 
 
 def record(runtime: Runtime[Any], step: str, decision: str, **details: Any) -> list[TraceStep]:
@@ -21,6 +27,39 @@ def record(runtime: Runtime[Any], step: str, decision: str, **details: Any) -> l
     Returns:
         A one-element list to return as the node's ``trace`` update.
     """
-    event: TraceStep = {"step": step, "decision": decision, **details}
+    # Whatever a node puts in its step (an error text quoting the request, say), no credential gets in.
+    event: TraceStep = {"step": step, "decision": decision, **scrub(details)}
     runtime.stream_writer({"type": "trace", **event})
     return [event]
+
+
+def retract(runtime: Runtime[Any], step: str, reason: str) -> None:
+    """Withdraw the tokens a step has streamed so far: its reply failed, another attempt or the offline answer follows.
+
+    ``stream_ask`` turns the event into ``("retract", {"step", "reason"})``;
+    a display drops the text of the step it has shown.
+
+    Args:
+        runtime: The node's runtime.
+        step: The node's name.
+        reason: Why, in one line (no secrets: see :func:`models.describe_failure`).
+    """
+    runtime.stream_writer({"type": "retract", "step": step, "reason": reason})
+
+
+def retracting(runtime: Runtime[Any], step: str, failures: list[str]) -> Callable[[str], None]:
+    """Make the ``on_retry`` of a step whose tokens stream: note why an attempt failed, and retract its tokens.
+
+    Args:
+        runtime: The node's runtime.
+        step: The node's name.
+        failures: Where the reasons are appended (for the trace's ``retries``).
+
+    Returns:
+        The callback.
+    """
+    def failed(reason: str) -> None:
+        failures.append(reason)
+        retract(runtime, step, reason)
+
+    return failed

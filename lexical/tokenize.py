@@ -56,11 +56,22 @@ def detect_language(text: str) -> str:
         ``"zh"`` when Chinese characters make up at least a fifth of the letters,
         else ``"en"``.
     """
-    cjk = len(_CJK_RE.findall(text))
-    letters = len(_LETTER_RE.findall(text))
+    cjk, letters = letter_counts(text)
     if cjk == 0:
         return "en"
     return "zh" if cjk * 5 >= letters else "en"
+
+
+def letter_counts(text: str) -> tuple[int, int]:
+    """Count a text's Chinese characters and its letters of any script.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        ``(chinese, letters)``; the letters include the Chinese characters.
+    """
+    return len(_CJK_RE.findall(text)), len(_LETTER_RE.findall(text))
 
 
 @lru_cache(maxsize=65536)

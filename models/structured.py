@@ -22,7 +22,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.utils.function_calling import convert_to_openai_function
 from pydantic import BaseModel, ValidationError
 
-from models.retry import invoke_with_retries
+from models.errors import UnparsableReplyError, UnusableReplyError
+from models.retry import OnRetry, invoke_with_retries
 from models.think import strip_think
 
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -30,12 +31,8 @@ Reply = TypeVar("Reply", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-class UnparsableReplyError(Exception):
-    """The chat model's replies did not parse into the expected structure."""
-
-
 # What a chat step can fail with after its retries: the node then uses its offline decision.
-CHAT_FAILURES: tuple[type[BaseException], ...] = (UnparsableReplyError, openai.OpenAIError, httpx.HTTPError)
+CHAT_FAILURES: tuple[type[BaseException], ...] = (UnusableReplyError, openai.OpenAIError, httpx.HTTPError)
 
 
 def parse_reply(message: BaseMessage | str, schema: type[Reply]) -> Reply | None:
@@ -109,7 +106,8 @@ def request_schema(schema: type[BaseModel], method: str) -> type[BaseModel] | di
 
 
 def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Sequence[BaseMessage], *,
-                      method: str, attempts: int, parse_attempts: int, name: str) -> Reply:
+                      method: str, attempts: int, parse_attempts: int, name: str,
+                      on_retry: OnRetry | None = None) -> Reply:
     """Ask the chat model for a structured reply, retrying faults and unparsable replies.
 
     The call is tagged ``nostream``, so a grader's JSON never reaches the
@@ -123,6 +121,7 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
         attempts: Tries per request on transient faults (429, 5xx, timeouts).
         parse_attempts: Requests made while replies do not parse.
         name: Run name, shown in traces (e.g. LangSmith).
+        on_retry: Told why each failed attempt (a fault or an unparsable reply) failed, before the next.
 
     Returns:
         The parsed reply.
@@ -134,8 +133,11 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
     structured = model.with_structured_output(request_schema(schema, method), method=method,  # type: ignore[call-arg]
                                               include_raw=True)
     error: object = None
-    for _ in range(max(parse_attempts, 1)):
-        result = invoke_with_retries(structured, list(messages), {"tags": ["nostream"], "run_name": name}, attempts)
+    for attempt in range(max(parse_attempts, 1)):
+        if attempt and on_retry is not None:
+            on_retry(f"the reply did not parse as {schema.__name__}")
+        result = invoke_with_retries(structured, list(messages), {"tags": ["nostream"], "run_name": name}, attempts,
+                                     on_retry)
         parsed = result.get("parsed")
         if isinstance(parsed, schema):
             return parsed
@@ -145,4 +147,4 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
         if reparsed is not None:
             return reparsed
         error = result.get("parsing_error") or "no JSON object in the reply"
-    raise UnparsableReplyError(f"{name}: the chat model's reply did not parse as {schema.__name__} ({error})")
+    raise UnparsableReplyError(f"the reply did not parse as {schema.__name__} ({error})")

@@ -10,10 +10,11 @@ from langgraph.runtime import Runtime
 from graph.context import Context
 from graph.resources import get_chat_model
 from graph.state import State
-from graph.trace import record
-from models import CHAT_FAILURES, invoke_with_retries, strip_think
+from graph.trace import record, retract, retracting
+from lexical import detect_language
+from models import CHAT_FAILURES, describe_failure, invoke_text
 from offline.decider import direct_reply
-from prompts import pick
+from prompts import defuse, pick
 from prompts.routing import DIRECT_SYSTEM
 
 HISTORY_SHOWN = 8
@@ -31,18 +32,25 @@ def answer_directly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context
     history = state.messages[:-1]
-    answer, details = "", {"method": "offline"}
+    answer = ""
+    details: dict[str, Any] = {"method": "offline"}
+    retries: list[str] = []
     model = get_chat_model(context) if state.route != "empty" else None
     if model is not None:
         try:
-            reply = invoke_with_retries(
+            answer = invoke_text(
                 model,
-                [SystemMessage(pick(DIRECT_SYSTEM, state.question)), *history[-HISTORY_SHOWN:],
+                [SystemMessage(pick(DIRECT_SYSTEM, state.question)),
+                 *(m.model_copy(update={"content": defuse(m.text)}) for m in history[-HISTORY_SHOWN:]),
                  HumanMessage(state.question)],
-                {"run_name": "answer_directly"}, context.max_attempts)
-            answer, details = strip_think(reply.text), {"method": "chat"}
+                name="answer_directly", attempts=context.max_attempts, reply_attempts=context.parse_attempts,
+                language=detect_language(state.question), on_retry=retracting(runtime, "answer_directly", retries))
+            details = {"method": "chat"}
         except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+            details = {"method": "offline", "fallback": describe_failure(error)}
+            retract(runtime, "answer_directly", details["fallback"])
+    if retries:
+        details["retries"] = retries
     if not answer:
         route = state.route if state.route in ("empty", "greeting", "thanks", "arithmetic", "conversation") \
             else "greeting"

@@ -13,7 +13,7 @@ from graph.resources import get_chat_model, get_retriever, settings_for
 from graph.state import State, SupportVerdict
 from graph.trace import record
 from lexical import detect_language
-from models import CHAT_FAILURES, invoke_structured
+from models import CHAT_FAILURES, describe_failure, invoke_structured
 from models.replies import SupportJudgement
 from offline.support import check_sentences
 from prompts import pick, quote_knowledge, replies
@@ -54,6 +54,7 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     flags: list[bool] = []
     missing = ""
     details: dict[str, Any] = {"method": "offline"}
+    retries: list[str] = []
     model = get_chat_model(context) if sentences else None
     if model is not None:
         numbered = "\n".join(f"{i}. {join_cited([s])}" for i, s in enumerate(sentences, 1))
@@ -64,13 +65,15 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                  HumanMessage(pick(SUPPORT_USER, question).format(
                      question=question, passages=quote_knowledge(state.knowledge), sentences=numbered))],
                 method=context.structured_output, attempts=context.max_attempts,
-                parse_attempts=context.parse_attempts, name="check_support")
+                parse_attempts=context.parse_attempts, name="check_support", on_retry=retries.append)
             unsupported = set(judgement.unsupported_sentences)
             flags = [judgement.verdict != "unsupported" and (judgement.verdict == "fully" or i not in unsupported)
                      for i in range(1, len(sentences) + 1)]
             missing, details = judgement.missing.strip(), {"method": "chat"}
         except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+            details = {"method": "offline", "fallback": describe_failure(error)}
+    if retries:
+        details["retries"] = retries
     if sentences and not flags:
         checks = check_sentences(sentences, state.knowledge, get_retriever(settings_for(context)))
         flags = [c.supported for c in checks]

@@ -9,13 +9,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from graph.context import Context
+from graph.question import clean_question
 from graph.resources import get_chat_model
 from graph.state import State
 from graph.trace import record
-from models import CHAT_FAILURES, invoke_structured
+from models import CHAT_FAILURES, describe_failure, invoke_structured
 from models.replies import RetrievalDecision
 from offline.decider import classify_message
-from prompts import pick
+from prompts import defuse, pick
 from prompts.routing import DECIDE_SYSTEM, DECIDE_USER
 
 
@@ -26,7 +27,7 @@ def current_question(state: State) -> str:
         state: The state at the start of the turn.
 
     Returns:
-        The question text.
+        The question text, as given.
     """
     if state.messages and isinstance(state.messages[-1], HumanMessage):
         return state.messages[-1].text
@@ -41,14 +42,18 @@ def history_text(messages: list[AnyMessage], limit: int = 6) -> str:
         limit: How many to show.
 
     Returns:
-        The lines, or ``(none)``.
+        The lines, or ``(none)``; earlier answers quote documents, so they are defused as passages are.
     """
-    lines = [f"{m.type}: {m.text}" for m in messages[-limit:]]
+    lines = [f"{m.type}: {defuse(m.text)}" for m in messages[-limit:]]
     return "\n".join(lines) or "(none)"
 
 
 def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Reset the per-question state and route: retrieve, or answer directly.
+
+    The question is cleaned first (control characters removed, cut to
+    ``MAX_QUESTION_CHARS``); a cut is noted in the trace, and the
+    conversation keeps the cleaned question, not a 100,000-character paste.
 
     Args:
         state: The state at the start of the turn.
@@ -57,12 +62,19 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     Returns:
         The fresh turn, with ``route`` set.
     """
-    question = current_question(state).strip()
+    given = current_question(state)
+    cleaned = clean_question(given)
+    question = cleaned.text
     asked = bool(state.messages) and isinstance(state.messages[-1], HumanMessage)
     history = state.messages[:-1] if asked else state.messages
     rule = classify_message(question)
     route: str = rule
     details: dict[str, Any] = {"method": "rules"}
+    if cleaned.cut:
+        details["question_cut"] = {"from": cleaned.original_chars, "to": len(question)}
+    if cleaned.removed:
+        details["control_chars_removed"] = cleaned.removed
+    retries: list[str] = []
     model = get_chat_model(runtime.context) if rule != "empty" else None
     if model is not None:
         try:
@@ -71,14 +83,23 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 [SystemMessage(pick(DECIDE_SYSTEM, question)),
                  HumanMessage(pick(DECIDE_USER, question).format(history=history_text(history), question=question))],
                 method=runtime.context.structured_output, attempts=runtime.context.max_attempts,
-                parse_attempts=runtime.context.parse_attempts, name="decide_retrieval")
+                parse_attempts=runtime.context.parse_attempts, name="decide_retrieval", on_retry=retries.append)
             route = "retrieve" if decision.retrieve else (rule if rule != "retrieve" else "chat")
-            details = {"method": "chat"}
+            details["method"] = "chat"
         except CHAT_FAILURES as error:
-            details = {"method": "rules", "fallback": f"{type(error).__name__}: {error}"[:300]}
+            details["fallback"] = describe_failure(error)
+    if retries:
+        details["retries"] = retries
+    if not asked:
+        messages = [HumanMessage(question)]
+    elif question != given:
+        # Same id: add_messages replaces the message as given by the cleaned one.
+        messages = [HumanMessage(question, id=state.messages[-1].id)]
+    else:
+        messages = []
     return {
         "question": question,
-        "messages": [] if asked else [HumanMessage(question)],
+        "messages": messages,
         "route": route,
         "query": question,
         "queries": [],

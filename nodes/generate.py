@@ -10,8 +10,9 @@ from langgraph.runtime import Runtime
 from graph.context import Context
 from graph.resources import get_chat_model, get_retriever, settings_for
 from graph.state import State
-from graph.trace import record
-from models import CHAT_FAILURES, invoke_with_retries, strip_think
+from graph.trace import record, retract, retracting
+from lexical import detect_language
+from models import CHAT_FAILURES, describe_failure, invoke_text
 from offline.answerer import extractive_answer, format_answer
 from offline.evaluator import evaluator_for
 from prompts import pick, quote_knowledge
@@ -23,6 +24,9 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
     After an unsupported answer this is a regeneration: the chat model gets
     the stricter prompt, the extractive answer quotes only its best sentence.
+    A chat reply that fails (a fault, a dropped stream, an empty reply, the
+    wrong language) is asked for again within bounds, then the extractive
+    answer is used; the tokens already streamed are retracted each time.
 
     Args:
         state: The question, the knowledge and the last support verdict.
@@ -34,22 +38,26 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     strict = state.support == "unsupported"
     question = state.question
-    draft, details = "", {"method": "offline"}
+    draft = ""
+    details: dict[str, Any] = {"method": "offline"}
+    retries: list[str] = []
     model = get_chat_model(context) if state.knowledge else None
     if model is not None:
         system = GENERATE_STRICT_SYSTEM if strict else GENERATE_SYSTEM
         try:
-            reply = invoke_with_retries(
+            draft = invoke_text(
                 model,
                 [SystemMessage(pick(system, question)),
                  HumanMessage(pick(GENERATE_USER, question).format(passages=quote_knowledge(state.knowledge),
                                                                     question=question))],
-                {"run_name": "generate"}, context.max_attempts)
-            draft, details = strip_think(reply.text), {"method": "chat"}
-            if not draft:
-                details = {"method": "offline", "fallback": "the chat model's answer was empty"}
+                name="generate", attempts=context.max_attempts, reply_attempts=context.parse_attempts,
+                language=detect_language(question), on_retry=retracting(runtime, "generate", retries))
+            details = {"method": "chat"}
         except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+            details = {"method": "offline", "fallback": describe_failure(error)}
+            retract(runtime, "generate", details["fallback"])
+    if retries:
+        details["retries"] = retries
     if not draft and state.knowledge:
         profile = evaluator_for(get_retriever(settings_for(context))).profile(question)
         sentences = extractive_answer(state.knowledge, profile, max_sentences=context.max_answer_sentences,

@@ -14,7 +14,7 @@ from graph.context import Context
 from graph.resources import get_chat_model, get_retriever, settings_for
 from graph.state import CorrectiveAction, Passage, State
 from graph.trace import record
-from models import CHAT_FAILURES, invoke_structured
+from models import CHAT_FAILURES, OnRetry, describe_failure, invoke_structured
 from models.replies import PassageGrades
 from offline.evaluator import evaluator_for
 from prompts import pick, quote_passages
@@ -58,7 +58,7 @@ def label_score(label: str, upper: float, lower: float) -> float:
 
 
 def _grade_with_chat(model: BaseChatModel, question: str, passages: Sequence[Passage],
-                     context: Context) -> dict[str, float]:
+                     context: Context, on_retry: OnRetry) -> dict[str, float]:
     quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"]), p["text"])
                             for i, p in enumerate(passages, 1))
     reply = invoke_structured(
@@ -66,7 +66,7 @@ def _grade_with_chat(model: BaseChatModel, question: str, passages: Sequence[Pas
         [SystemMessage(pick(GRADE_SYSTEM, question)),
          HumanMessage(pick(GRADE_USER, question).format(question=question, passages=quoted))],
         method=context.structured_output, attempts=context.max_attempts, parse_attempts=context.parse_attempts,
-        name="grade_documents")
+        name="grade_documents", on_retry=on_retry)
     scores = {}
     for grade in reply.grades:
         if 1 <= grade.passage <= len(passages):
@@ -89,15 +89,18 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ungraded = [p for p in state.contexts if p["id"] not in state.grades]
     scores: dict[str, float] = {}
     details: dict[str, Any] = {"method": "offline"}
+    retries: list[str] = []
     model = get_chat_model(context) if ungraded else None
     if model is not None:
         try:
-            scores = _grade_with_chat(model, state.question, ungraded, context)
+            scores = _grade_with_chat(model, state.question, ungraded, context, retries.append)
             details = {"method": "chat"}
             if len(scores) < len(ungraded):
                 details["offline_for"] = len(ungraded) - len(scores)
         except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+            details = {"method": "offline", "fallback": describe_failure(error)}
+    if retries:
+        details["retries"] = retries
     remaining = [p for p in ungraded if p["id"] not in scores]
     if remaining:
         evaluator = evaluator_for(get_retriever(settings_for(context)))

@@ -6,6 +6,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from citations import defuse_markers
 from graph.context import Context
 from graph.resources import get_retriever, settings_for
 from graph.state import KnowledgeItem, State, Strip
@@ -23,7 +24,8 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     Strips scoring at least ``strip_threshold`` are kept, with the sentences
     they lean on; when the grade was Correct but no strip passes, the best
     strip is kept anyway. Kept strips are recomposed per passage, in document
-    order, into numbered knowledge items.
+    order, into numbered knowledge items. A document's own ``[n]`` becomes
+    ``［n］``: only the answer's markers cite.
 
     Args:
         state: The question, passages and grades.
@@ -68,9 +70,9 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         knowledge.append(KnowledgeItem(
             n=len(knowledge) + 1, doc_id=passage["doc_id"], source=passage["source"], title=passage["title"],
             section=list(strips[0].section), first=strips[0].position, last=strips[-1].position,
-            text=recompose(snapshot, strips),
+            text=defuse_markers(recompose(snapshot, strips)),
             score=round(max(score_of[(s.doc_id, s.position)] for s in strips), 4),
-            strips=[Strip(position=s.position, kind=s.kind, text=s.text,
+            strips=[Strip(position=s.position, kind=s.kind, text=defuse_markers(s.text),
                           score=round(score_of[(s.doc_id, s.position)], 4),
                           leans_on=[c.position for c in leans.get((s.doc_id, s.position), [])]) for s in strips],
         ))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -11,13 +12,13 @@ from graph.context import Context
 from graph.resources import get_chat_model, get_retriever, settings_for
 from graph.state import State
 from graph.trace import record
-from models import CHAT_FAILURES, invoke_structured
+from models import CHAT_FAILURES, describe_failure, invoke_structured
 from models.replies import RewrittenQuery
 from offline.evaluator import evaluator_for
 from offline.rewriter import rewrite_query as rewrite_offline
 from offline.signals import term_statistics
 from offline.strips import passage_strips
-from prompts import pick
+from prompts import defuse, pick
 from prompts.rewriting import REWRITE_SYSTEM, REWRITE_USER
 
 # Sentences of the best passages that feed pseudo-relevance feedback.
@@ -36,21 +37,26 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context
     previous = state.queries or [state.question]
-    query, details = "", {"method": "offline"}
+    query = ""
+    details: dict[str, Any] = {"method": "offline"}
+    retries: list[str] = []
     model = get_chat_model(context)
     if model is not None:
-        found = sorted({p["title"] for p in state.contexts}) or ["(none)"]
+        # Titles come from the documents: quoted as a JSON list of strings, defused like passages.
+        found = json.dumps(sorted({defuse(p["title"]) for p in state.contexts}), ensure_ascii=False)
         try:
             reply = invoke_structured(
                 model, RewrittenQuery,
                 [SystemMessage(pick(REWRITE_SYSTEM, state.question)),
                  HumanMessage(pick(REWRITE_USER, state.question).format(
-                     question=state.question, queries="; ".join(previous), found="; ".join(found)))],
+                     question=state.question, queries="; ".join(previous), found=found))],
                 method=context.structured_output, attempts=context.max_attempts,
-                parse_attempts=context.parse_attempts, name="rewrite_query")
+                parse_attempts=context.parse_attempts, name="rewrite_query", on_retry=retries.append)
             query, details = reply.query.strip(), {"method": "chat"}
         except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": f"{type(error).__name__}: {error}"[:300]}
+            details = {"method": "offline", "fallback": describe_failure(error)}
+    if retries:
+        details["retries"] = retries
     if not query:
         retriever = get_retriever(settings_for(context))
         evaluator = evaluator_for(retriever)

@@ -8,6 +8,7 @@ not instructions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from citations import locate
@@ -15,6 +16,9 @@ from graph.state import KnowledgeItem
 from lexical import detect_language
 
 Localized = Mapping[str, str]
+
+# A "<" that would open or close a passage tag, or start a chat template's role marker (<|im_start|>).
+_BREAKOUT = re.compile(r"<(?=\s*/?\s*passage\b|\|)", re.IGNORECASE)
 
 
 def pick(prompt: Localized, text: str) -> str:
@@ -30,6 +34,23 @@ def pick(prompt: Localized, text: str) -> str:
     return prompt[detect_language(text)]
 
 
+def defuse(text: str) -> str:
+    """Make document text unable to leave its quotation in a prompt.
+
+    A ``<`` that would open or close a ``<passage>`` tag (in any case or
+    spacing) or start a chat-template marker such as ``<|im_start|>`` is
+    written ``&lt;``: the model reads it as the text it is, and a server that
+    parses special tokens in messages sees none.
+
+    Args:
+        text: Text from a document (a passage, a heading, a title).
+
+    Returns:
+        The text, safe to put between ``<passage>`` tags.
+    """
+    return _BREAKOUT.sub("&lt;", text)
+
+
 def quote_passages(passages: Iterable[tuple[int, str, str]]) -> str:
     """Quote numbered passages between tags that their own text cannot close.
 
@@ -41,9 +62,8 @@ def quote_passages(passages: Iterable[tuple[int, str, str]]) -> str:
     """
     blocks = []
     for number, where, text in passages:
-        safe = text.replace("</passage", "</ passage").replace("<passage", "< passage")
-        where = where.replace('"', "'")
-        blocks.append(f'<passage n="{number}" source="{where}">\n{safe}\n</passage>')
+        where = defuse(where).replace('"', "'").replace("\n", " ")
+        blocks.append(f'<passage n="{number}" source="{where}">\n{defuse(text)}\n</passage>')
     return "\n\n".join(blocks)
 
 

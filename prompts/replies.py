@@ -1,4 +1,4 @@
-"""Fixed replies the workflow writes itself: abstaining, partial answers, offline direct answers."""
+"""Fixed replies the workflow writes itself: abstaining, partial answers, offline direct answers, notes."""
 
 ABSTAIN = {
     "en": "The knowledge base does not contain the answer to this question.",
@@ -60,4 +60,15 @@ NO_HISTORY = {
 EMPTY_QUESTION = {
     "en": "Please ask a question.",
     "zh": "请输入一个问题。",
+}
+
+# Notes shown with an answer: the question was cut, or a step fell back to its offline method.
+QUESTION_CUT = {
+    "en": "The question was {total} characters long; only its first {kept} characters were used.",
+    "zh": "问题长达 {total} 个字符，只使用了前 {kept} 个字符。",
+}
+
+FELL_BACK = {
+    "en": "{step} used its offline method: the chat model failed ({reason}).",
+    "zh": "{step} 改用了离线方法：聊天模型出错（{reason}）。",
 }

@@ -1,5 +1,7 @@
 """LangGraph Studio's server: ``langgraph dev`` serves the graph offline, and langgraph-sdk can use it.
 
+Eight runs sent at once (the questions of ``test_concurrency``) must all answer correctly.
+
 The server runs in its own process, and Qdrant local mode lets one process
 open a data directory, so it gets a copy of the test session's index.
 """
@@ -15,11 +17,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from langgraph_sdk import get_sync_client
+from test_concurrency import QUESTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_SECONDS = 90
@@ -98,3 +103,15 @@ def test_studio_server_takes_run_time_context(studio_url: str) -> None:
                              context={"max_requery": 0})
     assert isinstance(state, dict) and state["abstained"]
     assert state["requery_count"] == 0
+
+
+def test_studio_server_answers_eight_questions_sent_at_once(studio_url: str) -> None:
+    def run(question: str) -> dict[str, Any]:
+        state = get_sync_client(url=studio_url).runs.wait(None, "selfcrag", input={"question": question})
+        assert isinstance(state, dict)
+        return state
+
+    with ThreadPoolExecutor(max_workers=len(QUESTIONS)) as pool:
+        states = list(pool.map(run, [question for question, _ in QUESTIONS]))
+    for state, (question, evidence) in zip(states, QUESTIONS, strict=True):
+        assert state["question"] == question and evidence in state["answer"] and not state["abstained"]

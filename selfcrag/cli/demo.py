@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graph.api import Answer
 from selfcrag.cli.app import SAMPLE_KB, DataDir, app, out, progress_reporter, settings_for, user_errors
+from selfcrag.cli.render import print_answer
 
 DEMO_QUESTIONS = (
     "退货审核通过后，退款多久能退回？",
@@ -29,17 +29,8 @@ def demo(data_dir: DataDir = None) -> None:
                   f"into {settings.data_dir}", markup=False)
         try:
             for question in DEMO_QUESTIONS:
-                print_answer(ask(question, data_dir=str(settings.data_dir)))
+                out.print()
+                print_answer(out, ask(question, data_dir=str(settings.data_dir)), heading=f"Q: {question}")
         finally:
             close_retrievers()
 
-
-def print_answer(result: Answer) -> None:
-    """Print a question's answer, its citations and the route it took."""
-    out.print(f"\n[bold]Q: {result.question}[/bold]")
-    out.print(result.answer, markup=False)  # an abstention already lists the closest sources
-    for citation in result.citations:
-        where = " > ".join(citation.section) or citation.title
-        out.print(f"  [{citation.n}] {Path(citation.source).name} | {where} | "
-                  f"sentences {citation.first + 1}-{citation.last + 1}", markup=False)
-    out.print(f"[dim]route: {' -> '.join(result.route)}[/dim]")

@@ -1,45 +1,168 @@
-"""``selfcrag eval``: measure on a set in the shared/eval format."""
+"""``selfcrag eval``: measure retrieval and answers on sets in the shared/eval format."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 from rich.table import Table
 
 from selfcrag.cli.app import DataDir, app, err, fail, out, progress_reporter, settings_for, user_errors
 
+MODES = ("retrieval", "answer")
+DEFAULT_CONFIGS = {"retrieval": "hybrid", "answer": "selfcrag"}
+SHOWN = {
+    "retrieval": ("set", "config", "n", "hit@1", "hit@5", "mrr@5", "ctx_chars@5", "p50_ms", "p95_ms"),
+    "answer": ("set", "config", "n", "answer_acc", "abstain_ok", "false_abstain", "cited_ok", "llm_calls_per_q",
+               "p50_ms", "p95_ms", "correct", "ambiguous", "incorrect", "rewrote", "regenerated"),
+}
+# Short column headers, so the answer table fits a terminal (the files keep the full keys).
+HEADERS = {"answer_acc": "acc", "abstain_ok": "abst ok", "false_abstain": "false abst", "cited_ok": "cited",
+           "llm_calls_per_q": "llm/q", "correct": "C", "ambiguous": "A", "incorrect": "I", "rewrote": "rewr",
+           "regenerated": "regen", "ctx_chars@5": "chars@5"}
+
+
+def split_configs(modes: list[str], configs: str | None, windows: str | None) -> dict[str, list[str]]:
+    """Hand each configuration to the mode that knows it; a mode given none gets its default.
+
+    Args:
+        modes: The modes to run.
+        configs: Comma-separated specs of either mode (their names do not overlap).
+        windows: Comma-separated window sizes, added as hybrid retrieval configurations.
+
+    Returns:
+        The specs per mode.
+
+    Raises:
+        UserError: A spec that no requested mode knows.
+    """
+    from evaluation.answer_eval import ANSWER_CONFIGS
+    from evaluation.chunking import chunk_size_of
+    from evaluation.retrieval_eval import NAMED_CONFIGS, window_configs
+    from selfcrag.errors import UserError
+
+    chosen: dict[str, list[str]] = {mode: [] for mode in modes}
+    for spec in [c.strip() for c in (configs or "").split(",") if c.strip()]:
+        name = spec.split("@")[0]
+        mode = "answer" if name in ANSWER_CONFIGS else (
+            "retrieval" if name in NAMED_CONFIGS or chunk_size_of(name) else None)
+        if mode is None:
+            raise UserError(f"unknown configuration {name!r}; retrieval: {', '.join(NAMED_CONFIGS)}, chunk<size>; "
+                            f"answer: {', '.join(ANSWER_CONFIGS)}")
+        if mode not in chosen:
+            raise UserError(f"{spec!r} is a configuration of --mode {mode}; add that mode or drop it")
+        chosen[mode].append(spec)
+    if windows:
+        if "retrieval" not in chosen:
+            raise UserError("--windows compares retrieval configurations: use it with --mode retrieval")
+        chosen["retrieval"].extend(window_configs(windows))
+    return {mode: specs or [DEFAULT_CONFIGS[mode]] for mode, specs in chosen.items()}
+
 
 @app.command(name="eval")
 def evaluate(
-    set_dir: Annotated[Path, typer.Argument(help="A set folder with docs/ and questions.jsonl.")],
-    mode: Annotated[str, typer.Option(help="What to measure: retrieval.")] = "retrieval",
-    configs: Annotated[str, typer.Option(help="Comma-separated configurations, e.g. hybrid,dense,bm25,weighted,"
-                                               "hybrid@window=2.")] = "hybrid",
-    limit: Annotated[int | None, typer.Option(help="Only the first N answerable questions.")] = None,
+    set_dirs: Annotated[list[Path], typer.Argument(help="Set folders, each with docs/ and questions.jsonl.")],
+    mode: Annotated[str, typer.Option(help="What to measure: retrieval, answer, or retrieval,answer.")] = "retrieval",
+    configs: Annotated[str | None, typer.Option(
+        help="Comma-separated configurations. Retrieval: hybrid (default), dense, bm25, hybrid-nowindow, weighted, "
+             "chunk512; answer: selfcrag (default), no-rewrite, plain. Override settings with @, e.g. "
+             "hybrid@window=2 or selfcrag@upper_threshold=0.7.")] = None,
+    windows: Annotated[str | None, typer.Option(help="Window sizes to compare, e.g. 0,1,2,3 (hybrid retrieval).")]
+    = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only a sample of N questions per set.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the --limit sample.")] = 0,
+    answerer: Annotated[str, typer.Option(help="Answer mode: auto (chat model when configured), chat, offline.")]
+    = "auto",
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Write results.jsonl, results.md, chart.png and "
+                                                                "per-question answers into this folder.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object a line.")] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """Measure retrieval on a set in the shared/eval format (it gets its own index)."""
-    from evaluation.retrieval_eval import run_retrieval_eval
-    from evaluation.sets import load_set
+    """Measure retrieval (ablations) and answers (the whole workflow) on sets in the shared/eval format.
 
-    if mode != "retrieval":
-        raise fail(f"--mode {mode!r} is not available; use --mode retrieval")
-    table = Table("config", "n", "hit@1", "hit@5", "mrr@5", "ctx_chars@5", "p50_ms")
-    with user_errors(), progress_reporter() as progress:
-        evalset = load_set(set_dir)
-        for row in run_retrieval_eval(evalset, settings_for(data_dir), [c for c in configs.split(",") if c],
-                                      limit=limit, progress=progress):
-            if "ingest" in row:
-                ing = row["ingest"]
-                err.print(f"ingest: {ing}", markup=False)  # type: ignore[index]
-            if as_json:
-                print(json.dumps(row, ensure_ascii=False), flush=True)
-            else:
-                table.add_row(*(str(row[key]) for key in ("config", "n", "hit@1", "hit@5", "mrr@5",
-                                                          "ctx_chars@5", "p50_ms")))
+    Each set gets its own index under the data directory, kept between runs.
+    """
+    modes = [m.strip() for m in mode.split(",") if m.strip()]
+    if not modes or any(m not in MODES for m in modes):
+        raise fail(f"--mode {mode!r}: choose retrieval, answer, or retrieval,answer")
+    if answerer not in ("auto", "chat", "offline"):
+        raise fail(f"--answerer {answerer!r}: choose auto, chat or offline")
+    rows: list[dict[str, object]] = []
+    tables = {m: Table(*(HEADERS.get(k, k) for k in SHOWN[m]), title=m) for m in modes}
+    question_files: dict[str, IO[str]] = {}
+    opened: list[Path] = []
+
+    def keep_question(set_name: str, config: str, record: dict[str, object]) -> None:
+        if out_dir is None:
+            return
+        name = f"{set_name}-{config}".replace("/", "_")
+        if name not in question_files:
+            (out_dir / "questions").mkdir(parents=True, exist_ok=True)
+            question_files[name] = (out_dir / "questions" / f"{name}.jsonl").open("w", encoding="utf-8")
+        question_files[name].write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    try:
+        with user_errors(), progress_reporter() as progress:
+            from evaluation.retrieval_eval import ingest_report, ingest_set
+            from evaluation.sets import load_set
+            from graph.resources import get_retriever
+
+            per_mode = split_configs(modes, configs, windows)
+            evalsets = [load_set(path) for path in set_dirs]
+            for evalset in evalsets:
+                if evalset.blank:
+                    err.print(f"{evalset.name}: {len(evalset.blank)} question(s) with no text left out: "
+                              f"{', '.join(evalset.blank)}", markup=False)
+                set_settings, summary = ingest_set(evalset, settings_for(data_dir), progress)
+                opened.append(set_settings.data_dir)
+                err.print(f"{evalset.name}: ingest {ingest_report(summary)}", markup=False)
+                results: list[Iterator[dict[str, object]]] = []
+                if "retrieval" in modes:
+                    from evaluation.retrieval_eval import run_retrieval_eval
+
+                    results.append(run_retrieval_eval(evalset, get_retriever(set_settings), per_mode["retrieval"],
+                                                      limit=limit, seed=seed, progress=progress))
+                if "answer" in modes:
+                    from evaluation.answer_eval import run_answer_eval
+
+                    results.append(run_answer_eval(
+                        evalset, set_settings, per_mode["answer"], limit=limit, seed=seed, answerer=answerer,
+                        progress=progress,
+                        on_question=partial(keep_question, evalset.name)))
+                first = True
+                for result in results:
+                    for row in result:
+                        if first:
+                            row["ingest"] = ingest_report(summary)
+                            first = False
+                        rows.append(row)
+                        if as_json:
+                            print(json.dumps(row, ensure_ascii=False), flush=True)
+                        else:
+                            tables[str(row["mode"])].add_row(*(_cell(row.get(k)) for k in SHOWN[str(row["mode"])]))
+    finally:
+        for handle in question_files.values():
+            handle.close()
+        from graph.resources import close_retriever
+
+        for path in opened:
+            close_retriever(path)
     if not as_json:
-        out.print(table)
+        for table in tables.values():
+            out.print(table)
+    if out_dir is not None and rows:
+        from evaluation.report import command_line, write_results
+
+        written = write_results(rows, out_dir, command_line())
+        err.print(f"results: {', '.join(str(p) for p in written)}", markup=False)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+    return "" if value is None else str(value)
+

@@ -1,0 +1,1 @@
+"""Measuring what selfcrag costs: ingestion throughput, latencies, memory and disk (``selfcrag bench``)."""

@@ -1,0 +1,9 @@
+"""What a chat step raises when the model answered but nothing it said can be used."""
+
+
+class UnusableReplyError(Exception):
+    """The chat model replied, but no reply could be used (empty, cut off, unparsable, wrong language)."""
+
+
+class UnparsableReplyError(UnusableReplyError):
+    """The chat model's replies did not parse into the expected structure."""

@@ -1,0 +1,131 @@
+"""condense_question: make a follow-up ("what about the second one?") a standalone question before retrieval.
+
+Only a turn with earlier questions in its thread comes here (see
+``graph.builder.route_question``). The chat model rewrites the message from
+the conversation; offline, a rule carries the salient words of the previous
+question into a follow-up that is short or points back (it, that, 第二个, ...呢).
+The standalone question replaces ``question`` and ``query`` for the rest of
+the turn; the conversation keeps the message as the user wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from graph.context import Context
+from graph.question import clean_question
+from graph.resources import get_chat_model
+from graph.state import State
+from graph.trace import record
+from models import CHAT_FAILURES, describe_failure, invoke_structured
+from nodes.decide_retrieval import history_text
+from offline.signals import surface_words
+from prompts import pick
+from prompts.condensing import CONDENSE_SYSTEM, CONDENSE_USER
+
+# A question with this many content words or fewer leans on the conversation ("And backups?").
+SHORT_QUESTION_WORDS = 2
+# Words carried over from the previous question at most.
+CARRIED_WORDS = 6
+# Earlier questions the rule looks back through (a chain of follow-ups).
+LOOK_BACK = 4
+
+_POINTS_BACK_EN = re.compile(
+    r"^\s*(?:and|also|what about|how about|what if)\b|"
+    r"\b(?:it|its|they|them|their|theirs|these|those|former|latter)\b|"
+    r"\bthe (?:first|second|third|fourth|fifth|last|next|previous|other|same) ones?\b|"
+    r"\b(?:this|that|another)(?: ones?)?\s*[?.!]*\s*$", re.IGNORECASE)
+_POINTS_BACK_ZH = re.compile(
+    r"它|其|(?<!应)该|这个|那个|这些|那些|这种|那种|这样|那样|上面|前面|上述|刚才|另外|还有|"
+    r"第[一二三四五六七八九十\d]+|^\s*(?:那|这)|呢\s*[？?]?\s*$")
+
+
+class StandaloneQuestion(BaseModel):
+    """The latest message rewritten so that it can be understood without the conversation."""
+
+    question: str
+
+
+def is_follow_up(question: str) -> bool:
+    """Tell, by rule, whether a question leans on the conversation before it.
+
+    Args:
+        question: The message as written.
+
+    Returns:
+        True when it is short or points back (pronouns, ordinals, ellipsis).
+    """
+    if len(surface_words(question)) <= SHORT_QUESTION_WORDS:
+        return True
+    return bool(_POINTS_BACK_EN.search(question) or _POINTS_BACK_ZH.search(question))
+
+
+def standalone_by_rule(question: str, earlier: Sequence[str]) -> str:
+    """Carry the salient words of the previous question into a follow-up.
+
+    The previous question is itself made standalone first, so a chain of
+    follow-ups keeps the topic it started from.
+
+    Args:
+        question: The latest question.
+        earlier: The user's earlier questions, oldest first.
+
+    Returns:
+        ``"<previous keywords> <question>"``, or the question itself when it
+        stands alone or there is nothing before it.
+    """
+    earlier = list(earlier)[-LOOK_BACK:]
+    if not earlier or not is_follow_up(question):
+        return question
+    previous = standalone_by_rule(earlier[-1], earlier[:-1])
+    present = {word.lower() for word in surface_words(question)}
+    carried = [word for word in surface_words(previous) if word.lower() not in present][:CARRIED_WORDS]
+    return f"{' '.join(carried)} {question.strip()}" if carried else question
+
+
+def condense_question(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Rewrite the turn's question as a standalone one, from the conversation.
+
+    Args:
+        state: The question and the conversation (ending with this question).
+        runtime: Its context (chat model settings).
+
+    Returns:
+        The standalone ``question`` and search ``query``.
+    """
+    context = runtime.context
+    question = state.question
+    history = state.messages[:-1]
+    standalone = ""
+    details: dict[str, Any] = {"method": "rules"}
+    retries: list[str] = []
+    model = get_chat_model(context)
+    if model is not None:
+        try:
+            reply = invoke_structured(
+                model, StandaloneQuestion,
+                [SystemMessage(pick(CONDENSE_SYSTEM, question)),
+                 HumanMessage(pick(CONDENSE_USER, question).format(history=history_text(history), question=question))],
+                method=context.structured_output, attempts=context.max_attempts,
+                parse_attempts=context.parse_attempts, name="condense_question", on_retry=retries.append)
+            # The model's question is searched and quoted in later prompts: bounded like the user's.
+            standalone, details = clean_question(reply.question).text, {"method": "chat"}
+        except CHAT_FAILURES as error:
+            details["fallback"] = describe_failure(error)
+    if retries:
+        details["retries"] = retries
+    if not standalone:
+        earlier = [m.text for m in history if isinstance(m, HumanMessage)]
+        standalone = standalone_by_rule(question, earlier)
+    decision = "standalone" if standalone == question else "condensed"
+    return {
+        "question": standalone,
+        "query": standalone,
+        "trace": record(runtime, "condense_question", decision, asked=question, question=standalone, **details),
+    }

@@ -1,0 +1,88 @@
+"""``selfcrag ask``: one question, one answer, for people (streamed) or for scripts (``--json``).
+
+Exit status: 0 answered, 3 abstained (the knowledge base does not hold the
+answer), 1 error (nothing indexed, the index in use, an empty question).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from selfcrag.cli.app import DataDir, app, err, fail, out, settings_for, user_errors
+from selfcrag.cli.render import in_background, leave_cancelled_work, print_answer, print_footer, stream_answer
+
+if TYPE_CHECKING:
+    from graph.api import Answer
+
+EXIT_ABSTAINED = 3
+
+
+def answer_json(question: str, answer: Answer) -> dict[str, Any]:
+    """The answer as JSON for scripts; sentence positions count from 0, as in the index.
+
+    Args:
+        question: The question as asked.
+        answer: The answer.
+
+    Returns:
+        ``question``, ``answer``, ``citations``, ``trace``, ``abstained``, ``closest_sources``, and
+        ``notes`` / ``degraded`` (a cut question, or steps that fell back to the offline path).
+    """
+    return {
+        "question": question,
+        "answer": answer.answer,
+        "citations": [dataclasses.asdict(c) for c in answer.citations],
+        "trace": answer.trace,
+        "abstained": answer.abstained,
+        "closest_sources": [dataclasses.asdict(c) for c in answer.closest_sources],
+        "notes": answer.notes,
+        "degraded": answer.degraded,
+    }
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, Chinese or English.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer, citations, trace and `abstained` "
+                                                         "as one JSON object.")] = False,
+    no_stream: Annotated[bool, typer.Option("--no-stream", help="Print the answer when it is complete.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Answer one question from the knowledge base, with its sources and route (exit 3 when it abstains)."""
+    if not question.strip():
+        raise fail("the question is empty")
+    from graph.api import stream_ask
+    from graph.resources import close_retrievers
+
+    settings = settings_for(data_dir)
+    started = time.perf_counter()
+    result: Answer | None = None
+    with user_errors():
+        try:
+            events = stream_ask(question, data_dir=settings.data_dir)
+            if as_json or no_stream:
+                with err.status("answering…") if err.is_interactive and not as_json else nullcontext():
+                    result = next(payload for kind, payload in in_background(events) if kind == "answer")
+            else:
+                result = stream_answer(out, events)
+        except KeyboardInterrupt:
+            err.print("interrupted", markup=False)
+            close_retrievers()
+            leave_cancelled_work(130)
+            raise typer.Exit(130) from None
+        finally:
+            close_retrievers()
+    assert result is not None  # the stream always ends with the answer
+    if as_json:
+        print(json.dumps(answer_json(question, result), ensure_ascii=False))
+    elif no_stream:
+        print_answer(out, result)
+    else:
+        print_footer(out, result, time.perf_counter() - started)
+    raise typer.Exit(EXIT_ABSTAINED if result.abstained else 0)

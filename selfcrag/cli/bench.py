@@ -1,0 +1,51 @@
+"""``selfcrag bench``: ingestion throughput, search and workflow latency, memory and index size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from selfcrag.cli.app import SAMPLE_KB, app, err, out, progress_reporter, settings_for, user_errors
+
+
+@app.command()
+def bench(
+    path: Annotated[Path | None, typer.Argument(help="Folder of documents (default: the bundled sample_kb).")] = None,
+    questions: Annotated[Path | None, typer.Option(
+        help="Questions to search and answer: one a line, or an eval set's questions.jsonl "
+             "(default: sentences of the folder).")] = None,
+    count: Annotated[int, typer.Option(min=1, help="Questions used at most.")] = 50,
+    seed: Annotated[int, typer.Option(help="Seed of the stand-in questions drawn from the folder.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Benchmark one run on a folder, in a temporary index: ingestion against the embedder alone, search and
+    offline workflow latency, peak memory, index size.
+    """  # noqa: D205
+    from benchmarks.bench import read_questions, run_bench
+
+    target = path or SAMPLE_KB
+    with user_errors(), progress_reporter() as progress:
+        asked = read_questions(questions) if questions else None
+        report = run_bench(target, settings_for(None), questions=asked, count=count, seed=seed, progress=progress)
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False))
+        return
+    share = report["pipeline_share_of_embedder"]
+    table = Table("measure", "value", title=f"selfcrag bench: {report['path']}", show_lines=False)
+    table.add_row("documents / sentences", f"{report['documents']} / {report['sentences']}")
+    table.add_row("ingestion", f"{report['ingest_sentences_per_s']} sentences/s ({report['ingest_seconds']} s)")
+    table.add_row(f"embedder alone ({report['embedder']})", f"{report['embedder_sentences_per_s']} sentences/s")
+    table.add_row("ingestion / embedder", f"{share:.0%} (target {report['pipeline_target']:.0%})"
+                  if isinstance(share, float) else "n/a")
+    table.add_row(f"search, {report['questions']} questions", f"p50 {report['search_p50_ms']} ms, "
+                                                             f"p95 {report['search_p95_ms']} ms")
+    table.add_row("whole workflow, offline", f"p50 {report['workflow_p50_ms']} ms, "
+                                             f"p95 {report['workflow_p95_ms']} ms")
+    table.add_row("peak memory (RSS)", f"{report['peak_memory_mib']} MiB")
+    table.add_row("index on disk", f"{report['index_mib']} MiB")
+    out.print(table)
+    err.print(f"questions: {report['questions_from']}; machine: {report['machine']}", markup=False)

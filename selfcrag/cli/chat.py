@@ -1,0 +1,395 @@
+"""``selfcrag chat``: a conversation with the knowledge base in the terminal.
+
+Each conversation is a LangGraph thread kept by a SQLite checkpointer in
+``<data_dir>/conversations.sqlite``, so it survives the session: ``--thread
+NAME`` resumes one, ``/threads`` lists them. A turn is saved when it ends; a
+turn cancelled with Ctrl-C is left out of the conversation (the next turn
+continues from the last one that ended).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from selfcrag.cli.app import DataDir, app, err, out, settings_for
+from selfcrag.cli.render import leave_cancelled_work, print_footer, print_passages, print_trace, stream_answer
+from selfcrag.errors import UserError
+from selfcrag.settings import Settings
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.types import StateSnapshot
+
+    from graph.api import Answer
+    from graph.context import Context
+
+CONVERSATIONS_FILE = "conversations.sqlite"
+HISTORY_FILE = "chat_history"
+PROMPT = "› "
+
+HELP = """\
+Ask a question, or a follow-up ("and the refresh tokens?"): each answer cites its sources as [n].
+  /sources   the cited passages in full
+  /trace     the full route of the last answer, with scores
+  /new       start a new conversation
+  /threads   list the saved conversations (resume one with `selfcrag chat --thread NAME`)
+  /help      this help
+  /quit      leave (or Ctrl-D); Ctrl-C cancels an answer being produced"""
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    """A saved conversation.
+
+    Attributes:
+        name: The thread id (``--thread NAME``).
+        questions: Questions asked in it.
+        last_question: The latest of them.
+        updated: When its latest turn ended (ISO time).
+    """
+
+    name: str
+    questions: int
+    last_question: str
+    updated: str
+
+
+class Conversations:
+    """The conversations of a data directory: the workflow compiled with a SQLite checkpointer.
+
+    Args:
+        path: The SQLite file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from graph.builder import builder
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._connection = sqlite3.connect(str(path), check_same_thread=False)
+        self.saver = SqliteSaver(self._connection)
+        # The module-level graph stays checkpointer-free for `langgraph dev`; this one remembers.
+        self.app: CompiledStateGraph[Any, Any, Any, Any] = builder.compile(checkpointer=self.saver, name="selfcrag")
+
+    def close(self) -> None:
+        """Close the database."""
+        self._connection.close()
+
+    def last_turn(self, thread: str) -> StateSnapshot | None:
+        """Return the state after the thread's latest turn that ended, or None.
+
+        Args:
+            thread: The thread id.
+
+        Returns:
+            The snapshot, whose values hold the latest answer and the conversation.
+        """
+        from langchain_core.messages import AIMessage
+
+        for snapshot in self.app.get_state_history({"configurable": {"thread_id": thread}}):
+            messages = snapshot.values.get("messages", [])
+            if not snapshot.next and messages and isinstance(messages[-1], AIMessage):
+                return snapshot
+        return None
+
+    def last_answer(self, thread: str) -> Answer | None:
+        """Return the answer of the thread's latest turn that ended.
+
+        Args:
+            thread: The thread id.
+
+        Returns:
+            The answer, or None for a new thread.
+        """
+        from graph.api import Answer
+
+        snapshot = self.last_turn(thread)
+        return Answer.from_state(snapshot.values) if snapshot is not None else None
+
+    def _start_from(self, thread: str) -> RunnableConfig:
+        """The checkpoint a new turn continues from: the latest turn that ended, never a cancelled one."""
+        snapshot = self.last_turn(thread)
+        if snapshot is not None:
+            return snapshot.config
+        self.saver.delete_thread(thread)  # nothing but cancelled turns: start afresh
+        return {"configurable": {"thread_id": thread}}
+
+    def stream(self, question: str, thread: str, context: Context) -> Iterator[tuple[str, Any]]:
+        """Answer a question in a thread, yielding the events of ``graph.stream_ask``.
+
+        Args:
+            question: The question as typed.
+            thread: The thread id.
+            context: The run's context.
+
+        Yields:
+            ``("token", text)``, ``("retract", ...)``, ``("trace", step)``, then ``("answer", Answer)``.
+
+        Raises:
+            UserError: The question is empty once cleaned.
+        """
+        from graph.api import prepare_question, recursion_limit, stream_run
+
+        cleaned = prepare_question(question)
+        config = cast("RunnableConfig", {**self._start_from(thread), "recursion_limit": recursion_limit(context)})
+        # Saved once, when the turn ends: a cancelled turn leaves at most one checkpoint, which is skipped.
+        yield from stream_run(self.app, cleaned, config, context, durability="exit")
+
+    def summary(self, thread: str) -> ThreadSummary | None:
+        """Sum up a saved conversation.
+
+        Args:
+            thread: The thread id.
+
+        Returns:
+            The summary, or None when no turn of it has ended.
+        """
+        from langchain_core.messages import HumanMessage
+
+        snapshot = self.last_turn(thread)
+        if snapshot is None:
+            return None
+        asked = [m.text for m in snapshot.values.get("messages", []) if isinstance(m, HumanMessage)]
+        return ThreadSummary(thread, len(asked), asked[-1] if asked else "", snapshot.created_at or "")
+
+    def threads(self) -> list[ThreadSummary]:
+        """List the saved conversations, the most recent first.
+
+        Returns:
+            One summary per thread with at least one turn that ended.
+        """
+        names = dict.fromkeys(item.config["configurable"]["thread_id"] for item in self.saver.list(None))
+        summaries = [summary for name in names if (summary := self.summary(name)) is not None]
+        return sorted(summaries, key=lambda s: s.updated, reverse=True)
+
+
+def questions(count: int) -> str:
+    """Count questions in words: ``1 question``, ``3 questions``."""
+    return f"{count} question{'' if count == 1 else 's'}"
+
+
+def new_thread_name(taken: Callable[[str], bool]) -> str:
+    """Name a new conversation by the time it starts.
+
+    Args:
+        taken: Tells whether a name is already used.
+
+    Returns:
+        E.g. ``2025-06-01-143210`` (``-2``, ``-3``, ... appended when taken).
+    """
+    name = base = datetime.now().strftime("%Y-%m-%d-%H%M%S")
+    number = 1
+    while taken(name):
+        number += 1
+        name = f"{base}-{number}"
+    return name
+
+
+def line_reader(history: Path) -> Callable[[], str]:
+    """Read the user's lines: with line editing and history on a terminal, plainly from a pipe.
+
+    Args:
+        history: The file of earlier inputs (for the up arrow).
+
+    Returns:
+        A function returning the next line; it raises EOFError at the end
+        (Ctrl-D) and KeyboardInterrupt on Ctrl-C.
+    """
+    if sys.stdin.isatty() and out.is_terminal:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.styles import Style
+
+        session: PromptSession[str] = PromptSession(history=FileHistory(str(history)),
+                                                    style=Style.from_dict({"prompt": "ansicyan bold"}))
+        return lambda: session.prompt([("class:prompt", PROMPT)])
+
+    def read() -> str:
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        line = line.rstrip("\r\n")
+        out.print(f"{PROMPT}{line}", markup=False, highlight=False)  # a transcript shows what was asked
+        return line
+
+    return read
+
+
+class ChatSession:
+    """One terminal session: reads questions and commands, shows answers as they stream.
+
+    Args:
+        settings: The data directory and services.
+        thread: The conversation to resume or start; None for a new one.
+        console: Where answers go.
+    """
+
+    def __init__(self, settings: Settings, thread: str | None, console: Console) -> None:
+        from graph.api import make_context
+
+        self.settings = settings
+        self.console = console
+        self.context = make_context(settings.data_dir)
+        self.conversations = Conversations(settings.data_dir / CONVERSATIONS_FILE)
+        self.thread = ""
+        self.thread = thread or self.new_thread()
+        self.last: Answer | None = self.conversations.last_answer(self.thread)
+
+    def new_thread(self) -> str:
+        """Name a new conversation, unlike any saved one or this one."""
+        return new_thread_name(lambda name: name == self.thread or self.conversations.summary(name) is not None)
+
+    def error(self, message: str) -> None:
+        """Report an error the user can fix in one line; the session goes on."""
+        err.print(Text(f"error: {message}", style="red"), soft_wrap=not err.is_terminal)
+
+    def greet(self) -> None:
+        """Say which conversation this is, where the index is, and how to get help."""
+        from graph.resources import get_chat_model, get_retriever
+
+        summary = self.conversations.summary(self.thread)
+        which = (f"resuming conversation {self.thread} ({questions(summary.questions)} so far, "
+                 f"last: “{summary.last_question}”)" if summary else f"new conversation {self.thread}")
+        self.console.print(f"{which} · /help for commands, Ctrl-D to leave", markup=False,
+                           soft_wrap=not self.console.is_terminal)
+        try:
+            model = get_chat_model(self.context)
+            with self.status("opening the index"):
+                retriever = get_retriever(self.settings)
+        except UserError as error:
+            self.error(str(error))
+            return
+        answers = f"answers by {self.context.chat_model}" if model is not None else "offline answers"
+        self.console.print(Text(f"{len(retriever.snapshot.documents)} documents in {self.settings.data_dir} · "
+                                f"{answers}", style="dim"), soft_wrap=not self.console.is_terminal)
+
+    def status(self, message: str) -> Any:
+        """A spinner on an interactive terminal; nothing elsewhere."""
+        from contextlib import nullcontext
+
+        return self.console.status(f"{message}…") if self.console.is_interactive else nullcontext()
+
+    def run(self, read: Callable[[], str]) -> None:
+        """Read and handle lines until Ctrl-D or /quit.
+
+        Args:
+            read: Returns the next line (see :func:`line_reader`).
+        """
+        self.greet()
+        while True:
+            try:
+                line = read().strip()
+            except KeyboardInterrupt:
+                continue  # Ctrl-C at the prompt clears the line, as in a shell
+            except EOFError:
+                break
+            if not line:
+                continue
+            if line.startswith("/"):
+                if not self.command(line):
+                    break
+                continue
+            self.answer(line)
+
+    def answer(self, question: str) -> None:
+        """Answer a question, streaming it; Ctrl-C cancels it and the session goes on.
+
+        Args:
+            question: The question as typed.
+        """
+        started = time.perf_counter()
+        try:
+            result = stream_answer(self.console, self.conversations.stream(question, self.thread, self.context))
+        except KeyboardInterrupt:
+            return
+        except UserError as error:
+            self.error(str(error))
+            return
+        except Exception:  # a bug of ours: show where, and keep the conversation going
+            self.console.print_exception()
+            return
+        print_footer(self.console, result, time.perf_counter() - started)
+        self.last = result
+
+    def command(self, line: str) -> bool:
+        """Run a slash command.
+
+        Args:
+            line: The line, starting with ``/``.
+
+        Returns:
+            False to leave the session.
+        """
+        name = line.split()[0].lower()
+        if name in ("/quit", "/exit", "/q"):
+            return False
+        if name == "/help":
+            self.console.print(HELP, markup=False)
+        elif name in ("/sources", "/trace"):
+            if self.last is None:
+                self.console.print("no answer yet: ask a question first", markup=False)
+            elif name == "/sources":
+                print_passages(self.console, self.last)
+            else:
+                print_trace(self.console, self.last.trace)
+        elif name == "/new":
+            self.thread, self.last = self.new_thread(), None
+            self.console.print(f"new conversation {self.thread}", markup=False)
+        elif name == "/threads":
+            self.list_threads()
+        else:
+            self.console.print(f"unknown command {name}; /help lists the commands", markup=False)
+        return True
+
+    def list_threads(self) -> None:
+        """Print the saved conversations, marking this one."""
+        threads = self.conversations.threads()
+        if not threads:
+            self.console.print("no saved conversations yet", markup=False)
+        for t in threads:
+            mark = "*" if t.name == self.thread else " "
+            when = datetime.fromisoformat(t.updated).astimezone().strftime("%Y-%m-%d %H:%M") if t.updated else "?"
+            self.console.print(f"{mark} {t.name}  {questions(t.questions)}, {when}, last: “{t.last_question}”",
+                               markup=False,
+                               soft_wrap=not self.console.is_terminal)
+        self.console.print(Text("resume one with: selfcrag chat --thread NAME", style="dim"))
+
+    def close(self) -> None:
+        """Release the index and the conversation store."""
+        from graph.resources import close_retrievers
+
+        close_retrievers()
+        self.conversations.close()
+
+
+@app.command()
+def chat(
+    thread: Annotated[str | None, typer.Option("--thread", help="Resume (or start) the conversation with this "
+                                                                "name; see /threads.")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Talk with the knowledge base: follow-up questions, cited sources and the route of each answer."""
+    settings = settings_for(data_dir)
+    try:
+        session = ChatSession(settings, thread, out)
+    except UserError as error:  # e.g. a bad environment variable
+        err.print(f"error: {error}", markup=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    try:
+        session.run(line_reader(settings.data_dir / HISTORY_FILE))
+    finally:
+        session.close()
+    leave_cancelled_work(0)

@@ -1,0 +1,52 @@
+"""``selfcrag bench`` on a small folder: every figure of the issue, from one run, in a temporary index."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.bench import read_questions
+from selfcrag.cli import app
+
+TINY_DOCS = Path(__file__).resolve().parent / "data" / "tiny-set" / "docs"
+
+
+def test_bench_reports_throughput_latency_memory_and_disk(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["bench", str(TINY_DOCS), "--count", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert (report["documents"], report["sentences"]) == (6, 35)
+    assert report["ingest_sentences_per_s"] > 0 and report["embedder_sentences_per_s"] > 0
+    assert 0 < report["pipeline_share_of_embedder"]
+    assert report["questions"] == 3 and report["questions_from"] == "sentences of the folder"
+    assert 0 < report["search_p50_ms"] <= report["search_p95_ms"]
+    assert 0 < report["workflow_p50_ms"] <= report["workflow_p95_ms"]
+    assert report["peak_memory_mib"] > 50
+    assert report["index_mib"] > 0
+
+
+def test_bench_leaves_no_index_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = CliRunner().invoke(app, ["bench", str(TINY_DOCS / "en-lighthouse.txt"), "--count", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_folder_is_one_line_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["bench", str(tmp_path / "nowhere")])
+    assert result.exit_code == 1
+    assert "does not exist" in result.output
+
+
+def test_questions_are_read_from_lines_or_an_eval_sets_jsonl(tmp_path: Path) -> None:
+    plain = tmp_path / "questions.txt"
+    plain.write_text("How high is the lamp?\n\n灯塔有多高？\n", encoding="utf-8")
+    jsonl = tmp_path / "questions.jsonl"
+    jsonl.write_text('{"id": "1", "question": "How high is the lamp?"}\n', encoding="utf-8")
+    assert read_questions(plain) == ["How high is the lamp?", "灯塔有多高？"]
+    assert read_questions(jsonl) == ["How high is the lamp?"]

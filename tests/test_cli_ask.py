@@ -1,0 +1,98 @@
+"""``selfcrag ask`` run as scripts run it: a subprocess, its output and its exit status (0, 3, 1)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+
+from graph import ask
+
+LOGS = "How long are application logs kept?"
+UNANSWERABLE = "What uptime SLA does the Aurora API guarantee?"
+
+
+@pytest.fixture(scope="module")
+def index(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sample index: Qdrant local mode lets only this process open the original."""
+    copy = tmp_path_factory.mktemp("cli_ask") / "index"
+    shutil.copytree(kb_dir, copy)
+    return copy
+
+
+def selfcrag(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # Run in a folder without a .env, so no chat endpoint is picked up: the offline path.
+    return subprocess.run([sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=180)
+
+
+def test_json_holds_the_answer_citations_trace_and_abstained(index: Path, kb_dir: Path) -> None:
+    run = selfcrag("ask", LOGS, "--json", "--data-dir", index, cwd=index.parent)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert set(result) == {"question", "answer", "citations", "trace", "abstained", "closest_sources", "notes",
+                           "degraded"}
+    assert result["degraded"] is False and result["notes"] == []
+    assert result["question"] == LOGS and "90 days" in result["answer"] and result["abstained"] is False
+    citation = result["citations"][0]
+    assert citation["n"] == 1 and citation["source"].endswith("data-retention-policy.md")
+    assert citation["section"][-1] == "4.1 Logs and metrics" and "90 days" in citation["quote"]
+    # Positions count from 0, as in the index and the Python API.
+    expected = ask(LOGS, data_dir=kb_dir).citations[0]
+    assert (citation["first"], citation["last"]) == (expected.first, expected.last)
+    assert [step["step"] for step in result["trace"]][-1] == "check_support"
+
+
+def test_an_abstention_exits_3_with_the_closest_sources(index: Path) -> None:
+    run = selfcrag("ask", UNANSWERABLE, "--json", "--data-dir", index, cwd=index.parent)
+    assert run.returncode == 3, run.stderr
+    result = json.loads(run.stdout)
+    assert result["abstained"] is True and result["citations"] == []
+    assert result["closest_sources"] and "does not contain" in result["answer"]
+
+
+def test_piped_output_streams_the_answer_then_sources_and_route_in_plain_text(index: Path, kb_dir: Path) -> None:
+    run = selfcrag("ask", LOGS, "--data-dir", index, cwd=index.parent)
+    assert run.returncode == 0, run.stderr
+    assert "\x1b[" not in run.stdout  # no colours, spinners or redraws when piped
+    lines = run.stdout.splitlines()
+    assert "Application logs are kept for 90 days" in lines[0]
+    assert lines[1].startswith("route: retrieved 5 · graded correct · rewrites 0 · fully supported")
+    # People read sentence ranges from 1.
+    cited = ask(LOGS, data_dir=kb_dir).citations[0]
+    assert lines[2:] == ["sources:", f"  [1] data-retention-policy.md | 4. Retention periods › 4.1 Logs and metrics | "
+                                     f"sentences {cited.first + 1}–{cited.last + 1}"]
+
+
+def test_no_stream_prints_the_same_answer_when_it_is_complete(index: Path) -> None:
+    run = selfcrag("ask", LOGS, "--no-stream", "--data-dir", index, cwd=index.parent)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert "Application logs are kept for 90 days" in lines[0] and lines[1].startswith("route: ")
+    assert lines[2] == "sources:" and "\x1b[" not in run.stdout
+
+
+def test_nothing_indexed_says_how_to_ingest_in_one_line(tmp_path: Path) -> None:
+    run = selfcrag("ask", LOGS, "--data-dir", tmp_path / "empty", cwd=tmp_path)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "run `selfcrag ingest PATH` first" in run.stderr
+
+
+def test_an_index_open_in_another_process_is_one_line_and_exit_1(index: Path) -> None:
+    holder = QdrantClient(path=str(index / "qdrant"))
+    try:
+        run = selfcrag("ask", LOGS, "--data-dir", index, cwd=index.parent)
+    finally:
+        holder.close()
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1 and "open in another process" in run.stderr
+
+
+def test_an_empty_question_is_an_error(index: Path) -> None:
+    run = selfcrag("ask", "  ", "--data-dir", index, cwd=index.parent)
+    assert run.returncode == 1 and run.stderr.strip() == "error: the question is empty"
