@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,14 @@ def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     ingest([SAMPLE_KB], Settings(data_dir=data_dir))
     yield data_dir
     close_retrievers()
+
+
+@pytest.fixture(scope="module")
+def index_copy(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sample index for subprocesses: Qdrant local mode lets only this process open the original."""
+    copy = tmp_path_factory.mktemp("index_copy") / "index"
+    shutil.copytree(kb_dir, copy, ignore=shutil.ignore_patterns(".lock"))
+    return copy
 
 
 @pytest.fixture(scope="session")

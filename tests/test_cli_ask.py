@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +17,9 @@ UNANSWERABLE = "What uptime SLA does the Aurora API guarantee?"
 
 
 @pytest.fixture(scope="module")
-def index(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the sample index: Qdrant local mode lets only this process open the original."""
-    copy = tmp_path_factory.mktemp("cli_ask") / "index"
-    shutil.copytree(kb_dir, copy)
-    return copy
+def index(index_copy: Path) -> Path:
+    """The sample index, copied for this module's subprocesses."""
+    return index_copy
 
 
 def selfcrag(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -22,11 +21,9 @@ REFRESH = "And the refresh tokens?"
 
 
 @pytest.fixture(scope="module")
-def index(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the sample index: Qdrant local mode lets only this process open the original."""
-    copy = tmp_path_factory.mktemp("cli_chat") / "index"
-    shutil.copytree(kb_dir, copy)
-    return copy
+def index(index_copy: Path) -> Path:
+    """The sample index, copied for this module's subprocesses."""
+    return index_copy
 
 
 @pytest.fixture

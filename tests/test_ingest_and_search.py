@@ -41,16 +41,9 @@ def settings_for(data_dir: Path) -> Settings:
 
 
 @pytest.fixture(scope="module")
-def sample_index(tmp_path_factory):
-    data_dir = tmp_path_factory.mktemp("sample-index")
-    summary = ingest([SAMPLE_KB], settings_for(data_dir))
-    return data_dir, summary
-
-
-@pytest.fixture(scope="module")
-def sample_retriever(sample_index):
-    with Retriever(settings_for(sample_index[0])) as retriever:
-        yield retriever
+def sample_retriever(retriever):
+    """The session's retriever on the sample index (conftest ingests it once)."""
+    return retriever
 
 
 def point_count(data_dir: Path, collection: str) -> int:
@@ -61,12 +54,13 @@ def point_count(data_dir: Path, collection: str) -> int:
         store.close()
 
 
-def test_sample_ingest_indexes_every_document(sample_index):
-    _, summary = sample_index
-    assert summary.documents == 6
-    assert summary.added == 6
-    assert summary.embedded == summary.sentences > 100
-    assert summary.skipped == []
+def test_sample_ingest_indexes_every_document(kb_dir, sample_retriever):
+    snapshot = sample_retriever.snapshot
+    assert len(snapshot.documents) == 6
+    assert len(snapshot.sentences) > 100
+    # every committed sentence has its vector, and nothing else is stored
+    ids = set(sample_retriever.store.all_ids(snapshot.collection))
+    assert ids == set(snapshot.point_ids)
 
 
 @pytest.mark.parametrize(("question", "file", "evidence"), KNOWN, ids=[q for q, _, _ in KNOWN])
@@ -83,9 +77,9 @@ def test_contexts_carry_source_section_and_ranks(sample_retriever):
     assert top.dense_rank is not None or top.bm25_rank is not None
 
 
-def test_a_second_retriever_on_the_same_folder_is_refused_clearly(sample_index, sample_retriever):
+def test_a_second_retriever_on_the_same_folder_is_refused_clearly(kb_dir, sample_retriever):
     with pytest.raises(IndexLockedError, match="another process"):
-        VectorStore(sample_index[0])
+        VectorStore(kb_dir)
 
 
 def test_search_without_an_index_says_how_to_ingest(tmp_path):
@@ -207,7 +201,7 @@ def test_bad_inputs_get_one_line_each_and_the_rest_is_ingested(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_search_cli_json_and_errors(sample_index, tmp_path):
+def test_search_cli_json_and_errors(tmp_path):
     result = run_cli("search", "How long are application logs kept?", "--json", "--data-dir", str(tmp_path / "none"),
                      cwd=tmp_path)
     assert result.returncode == 1

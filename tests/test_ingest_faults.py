@@ -2,12 +2,11 @@
 
 import hashlib
 import json
-import threading
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from loopback import JSONHandler, serve
 
 from ingestion.pipeline import ingest
 from retrieval import Retriever
@@ -20,7 +19,7 @@ from store.vectors import VectorStore
 DIM = 64
 
 
-class FlakyEmbeddings(BaseHTTPRequestHandler):
+class FlakyEmbeddings(JSONHandler):
     """An OpenAI-compatible /embeddings endpoint that can be told to fail."""
 
     failing = False
@@ -30,34 +29,24 @@ class FlakyEmbeddings(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests += 1
         if type(self).failing:
-            data = b'{"error": {"message": "upstream overloaded", "type": "server_error"}}'
-            self.send_response(503)
-            self.send_header("retry-after-ms", "1")  # keep the client's own retries quick
+            # retry-after-ms keeps the client's own retries quick
+            self.send_json(503, {"error": {"message": "upstream overloaded", "type": "server_error"}},
+                           {"retry-after-ms": "1"})
         else:
             inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
             vectors = [np.random.default_rng(int(hashlib.md5(t.encode()).hexdigest()[:8], 16)).random(DIM).tolist()
                        for t in inputs]
             usage = {"prompt_tokens": 1, "total_tokens": 1}
-            data = json.dumps({"object": "list", "model": body["model"], "usage": usage,
-                               "data": [{"object": "embedding", "index": i, "embedding": v}
-                                        for i, v in enumerate(vectors)]}).encode()
-            self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+            self.send_json(200, {"object": "list", "model": body["model"], "usage": usage,
+                                 "data": [{"object": "embedding", "index": i, "embedding": v}
+                                          for i, v in enumerate(vectors)]})
 
 
 @pytest.fixture
 def flaky_endpoint():
     FlakyEmbeddings.failing = False
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FlakyEmbeddings)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
+    with serve(FlakyEmbeddings) as url:
+        yield f"{url}/v1"
 
 
 def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_finishes(tmp_path, flaky_endpoint):
@@ -121,27 +110,13 @@ def test_unreachable_qdrant_server_is_one_clear_line(tmp_path):
     assert "\n" not in str(failure.value)
 
 
-class RefusingQdrant(BaseHTTPRequestHandler):
+class RefusingQdrant(JSONHandler):
     def do_GET(self):  # noqa: N802
-        data = b'{"status": {"error": "Invalid api-key"}}'
-        self.send_response(403)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.send_json(403, {"status": {"error": "Invalid api-key"}})
 
 
 def test_wrong_qdrant_api_key_is_one_clear_line_without_the_key(tmp_path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), RefusingQdrant)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_port}"
-        with pytest.raises(UserError, match="cannot reach Qdrant") as failure:
-            VectorStore(tmp_path, url=url, api_key="qd-secret-key-123")
-    finally:
-        server.shutdown()
+    with serve(RefusingQdrant) as url, pytest.raises(UserError, match="cannot reach Qdrant") as failure:
+        VectorStore(tmp_path, url=url, api_key="qd-secret-key-123")
     message = str(failure.value)
     assert "\n" not in message and "403" in message and "qd-secret-key-123" not in message

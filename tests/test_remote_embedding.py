@@ -2,12 +2,11 @@
 
 import hashlib
 import json
-import threading
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from loopback import JSONHandler, serve
 
 from ingestion.pipeline import ingest
 from retrieval import Retriever
@@ -24,7 +23,7 @@ def fake_vector(text: str) -> list[float]:
     return (vector * 3.0).tolist()  # deliberately not unit length
 
 
-class EmbeddingHandler(BaseHTTPRequestHandler):
+class EmbeddingHandler(JSONHandler):
     calls: list[int] = []
 
     def do_POST(self):  # noqa: N802
@@ -35,24 +34,13 @@ class EmbeddingHandler(BaseHTTPRequestHandler):
                    "data": [{"object": "embedding", "index": i, "embedding": fake_vector(t)}
                             for i, t in enumerate(inputs)],
                    "usage": {"prompt_tokens": 1, "total_tokens": 1}}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.send_json(200, payload)
 
 
 @pytest.fixture
 def embedding_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), EmbeddingHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
+    with serve(EmbeddingHandler) as url:
+        yield f"{url}/v1"
 
 
 def test_remote_embedding_model_indexes_and_searches(tmp_path, embedding_server):
