@@ -105,26 +105,33 @@ def _merge_into(spans: list[_Span], doc: _Document, doc_id: str, section_index: 
                 hit: SentenceHit, hit_position: int, max_chars: int) -> tuple[_Span | None, int, int]:
     """Merge a window into an overlapping or adjacent span of the same section.
 
+    The window is first clipped so it only touches, never overlaps, the spans
+    already made; so extending one span can never make it overlap another.
+
     Returns:
         The span that took the hit (or None when the window stands alone), and
-        the window's bounds, trimmed to what lies outside spans it could not join.
+        the window's bounds, clipped as described.
     """
-    for span in spans:
-        if span.doc_id != doc_id or span.section_index != section_index:
+    same = [s for s in spans if s.doc_id == doc_id and s.section_index == section_index]
+    home = next((s for s in same if s.lo <= hit_position <= s.hi), None)
+    for span in same:
+        if span is home:
             continue
+        if span.hi < hit_position:
+            lo = max(lo, span.hi + 1)
+        else:
+            hi = min(hi, span.lo - 1)
+    for span in [home] if home else same:
         if lo > span.hi + 1 or hi < span.lo - 1:
             continue
         new_lo, new_hi = min(lo, span.lo), max(hi, span.hi)
-        if doc.chars(new_lo, new_hi) <= max_chars or span.lo <= hit_position <= span.hi:
-            if doc.chars(new_lo, new_hi) <= max_chars:
-                span.lo, span.hi = new_lo, new_hi
+        if doc.chars(new_lo, new_hi) <= max_chars:
+            span.lo, span.hi = new_lo, new_hi
             span.hits.append(hit)
             return span, lo, hi
-        # The union is too long: keep only the part of the window outside the span.
-        if hit_position > span.hi:
-            lo = span.hi + 1
-        else:
-            hi = span.lo - 1
+    if home is not None:  # the hit is already shown; its window does not fit
+        home.hits.append(hit)
+        return home, lo, hi
     return None, lo, hi
 
 
