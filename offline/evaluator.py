@@ -152,6 +152,11 @@ class OfflineEvaluator:
                                                        term_statistics(snapshot.bm25), self._background_vectors())
             return self._profiles[key]
 
+    def forget_questions(self) -> None:
+        """Drop the prepared questions, so each is embedded again when next asked (fair timing between runs)."""
+        with self._lock:
+            self._profiles.clear()
+
     def _background_vectors(self) -> np.ndarray:
         snapshot = self.snapshot
         if self._background is None or self._background[0] is not snapshot:

@@ -157,28 +157,13 @@ def recompose(snapshot: IndexSnapshot, strips: Sequence[KnowledgeStrip]) -> str:
 
 
 def strip_vectors(retriever: Retriever, strips: Sequence[KnowledgeStrip]) -> np.ndarray:
-    """Fetch the stored vectors of strips from the vector store (no embedding needed).
+    """Fetch the stored vectors of strips (see :meth:`retrieval.Retriever.sentence_vectors`).
 
     Args:
         retriever: The open retriever (its snapshot and vector store).
         strips: Strips of its snapshot.
 
     Returns:
-        One row per strip; a strip whose vector is missing is embedded afresh.
+        One row per strip; a strip whose vector is missing is embedded afresh, as ingestion would have.
     """
-    if not strips:
-        return np.zeros((0, retriever.embedder.dim), dtype=np.float32)
-    snapshot = retriever.snapshot
-    ids = [snapshot.point_ids[s.row] for s in strips]
-    points = retriever.store.client.retrieve(snapshot.collection, ids, with_vectors=True, with_payload=False)
-    stored = {str(p.id): p.vector for p in points}
-    vectors = np.zeros((len(strips), retriever.embedder.dim), dtype=np.float32)
-    missing = []
-    for i, pid in enumerate(ids):
-        if isinstance(vector := stored.get(pid), list):
-            vectors[i] = np.asarray(vector, dtype=np.float32)
-        else:
-            missing.append(i)
-    if missing:
-        vectors[missing] = retriever.embedder.embed_passages([strips[i].text for i in missing])
-    return vectors
+    return retriever.sentence_vectors([s.row for s in strips])

@@ -151,9 +151,16 @@ def evaluate(
 
         for path in opened:
             close_retriever(path)
-    if not as_json:
+    if not as_json and out.is_terminal:
         for table in tables.values():
             out.print(table)
+    elif not as_json:
+        # Piped or redirected: Markdown tables, which no terminal width truncates.
+        from evaluation.report import ANSWER_COLUMNS, RETRIEVAL_COLUMNS, markdown_table
+
+        for mode, columns in (("retrieval", RETRIEVAL_COLUMNS), ("answer", ANSWER_COLUMNS)):
+            if mode in modes:
+                print(markdown_table([r for r in rows if r["mode"] == mode], columns) + "\n")
     if out_dir is not None and rows:
         from evaluation.report import command_line, write_results
 
