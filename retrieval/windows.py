@@ -97,7 +97,7 @@ def expand_windows(
             break
     for span in spans:
         _grow_to_section(span, documents[span.doc_id], max_chars, section_ratio)
-    spans = _dedupe(spans)
+    spans = _join_neighbours(spans, documents, max_chars)
     return [_context(snapshot, documents[s.doc_id], s) for s in spans]
 
 
@@ -142,12 +142,18 @@ def _grow_to_section(span: _Span, doc: _Document, max_chars: int, ratio: float) 
         span.lo, span.hi = section_lo, section_hi
 
 
-def _dedupe(spans: list[_Span]) -> list[_Span]:
-    """Merge spans that auto-merging made overlap (the earlier, better one absorbs the later)."""
+def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_chars: int) -> list[_Span]:
+    """Join spans of one section that overlap or touch, while the union fits the cap.
+
+    Growth after a span was made (more hits, auto-merging to the section) can
+    bring two spans together; the earlier, better one absorbs the later.
+    """
     kept: list[_Span] = []
     for span in spans:
         for other in kept:
-            if other.doc_id == span.doc_id and not (span.lo > other.hi or span.hi < other.lo):
+            if (other.doc_id == span.doc_id and other.section_index == span.section_index
+                    and span.lo <= other.hi + 1 and span.hi >= other.lo - 1
+                    and documents[span.doc_id].chars(min(other.lo, span.lo), max(other.hi, span.hi)) <= max_chars):
                 other.lo, other.hi = min(other.lo, span.lo), max(other.hi, span.hi)
                 other.hits.extend(span.hits)
                 break
