@@ -1,10 +1,10 @@
 """The Python API: ``ask`` a question, or ``stream_ask`` it, and get a typed answer.
 
->>> from graph import ask
+>>> from selfcrag import ask
 >>> result = ask("How long are application logs kept?", data_dir=".selfcrag/demo")
 >>> result.answer, result.citations[0].source, result.abstained
 
-``graph.invoke`` / ``graph.stream`` (``from graph.builder import graph``)
+``graph.invoke`` / ``graph.stream`` (``from selfcrag.graph.builder import graph``)
 work as with any LangGraph graph; these functions add a typed result, token
 streaming in both modes (chat model or offline) and, given a ``thread_id``,
 memory of earlier turns.
@@ -29,15 +29,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.builder import builder, graph
-from graph.context import Context
-from graph.question import CleanQuestion, clean_question
-from graph.state import Citation as CitationDict
-from graph.state import TraceStep
-from lexical import detect_language
-from models import ThinkFilter
-from prompts import replies
 from selfcrag.errors import UserError
+from selfcrag.graph.builder import builder, graph
+from selfcrag.graph.context import Context
+from selfcrag.graph.question import CleanQuestion, clean_question
+from selfcrag.graph.state import Citation as CitationDict
+from selfcrag.graph.state import TraceStep
+from selfcrag.index.tokenize import detect_language
+from selfcrag.llm.think import ThinkFilter
+from selfcrag.prompts import replies
 
 StreamKind = Literal["token", "retract", "trace", "answer"]
 _ANSWER_NODES = ("generate", "answer_directly")

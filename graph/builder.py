@@ -27,9 +27,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.state import InputState, State
-from nodes import (
+from selfcrag.graph.context import Context
+from selfcrag.graph.state import InputState, State
+from selfcrag.nodes import (
     abstain,
     answer_directly,
     check_support,
@@ -40,7 +40,7 @@ from nodes import (
     retrieve,
     rewrite_query,
 )
-from nodes.condense_question import condense_question
+from selfcrag.nodes.condense_question import condense_question
 
 
 def route_question(state: State) -> Literal["condense_question", "retrieve", "answer_directly"]:

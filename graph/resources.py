@@ -13,10 +13,10 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
-from graph.context import Context
-from models.chat import build_chat_model
-from retrieval import RetrievalConfig, Retriever
 from selfcrag.errors import UserError
+from selfcrag.graph.context import Context
+from selfcrag.llm.chat import build_chat_model
+from selfcrag.search.retriever import RetrievalConfig, Retriever
 from selfcrag.settings import Settings
 
 _lock = threading.Lock()

@@ -11,8 +11,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.state import TraceStep
-from models.secrets import scrub
+from selfcrag.graph.state import TraceStep
+from selfcrag.llm.secrets import scrub
 
 
 def record(runtime: Runtime[Any], step: str, decision: str, **details: Any) -> list[TraceStep]:

@@ -7,12 +7,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from citations import locate
-from graph.context import Context
-from graph.state import Citation, State
-from graph.trace import record
-from lexical import detect_language
-from prompts import replies
+from selfcrag.cite.markers import locate
+from selfcrag.graph.context import Context
+from selfcrag.graph.state import Citation, State
+from selfcrag.graph.trace import record
+from selfcrag.index.tokenize import detect_language
+from selfcrag.prompts import replies
 
 CLOSEST_SHOWN = 3
 

@@ -7,15 +7,17 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.resources import get_chat_model
-from graph.state import State
-from graph.trace import record, retract, retracting
-from lexical import detect_language
-from models import CHAT_FAILURES, describe_failure, invoke_text
-from offline.decider import direct_reply
-from prompts import defuse, pick
-from prompts.routing import DIRECT_SYSTEM
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_chat_model
+from selfcrag.graph.state import State
+from selfcrag.graph.trace import record, retract, retracting
+from selfcrag.heuristics.decider import direct_reply
+from selfcrag.index.tokenize import detect_language
+from selfcrag.llm.retry import describe_failure
+from selfcrag.llm.structured import CHAT_FAILURES
+from selfcrag.llm.text import invoke_text
+from selfcrag.prompts import defuse, pick
+from selfcrag.prompts.routing import DIRECT_SYSTEM
 
 HISTORY_SHOWN = 8
 

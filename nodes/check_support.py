@@ -7,17 +7,18 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from citations import build_citations, join_cited, split_cited
-from graph.context import Context
-from graph.resources import get_chat_model, get_retriever, settings_for
-from graph.state import State, SupportVerdict
-from graph.trace import record
-from lexical import detect_language
-from models import CHAT_FAILURES, describe_failure, invoke_structured
-from models.replies import SupportJudgement
-from offline.support import check_sentences
-from prompts import pick, quote_knowledge, replies
-from prompts.support import SUPPORT_SYSTEM, SUPPORT_USER
+from selfcrag.cite.markers import build_citations, join_cited, split_cited
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_chat_model, get_retriever, settings_for
+from selfcrag.graph.state import State, SupportVerdict
+from selfcrag.graph.trace import record
+from selfcrag.heuristics.support import check_sentences
+from selfcrag.index.tokenize import detect_language
+from selfcrag.llm.replies import SupportJudgement
+from selfcrag.llm.retry import describe_failure
+from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
+from selfcrag.prompts import pick, quote_knowledge, replies
+from selfcrag.prompts.support import SUPPORT_SYSTEM, SUPPORT_USER
 
 
 def support_verdict(flags: list[bool]) -> SupportVerdict:

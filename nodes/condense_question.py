@@ -18,16 +18,17 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from graph.context import Context
-from graph.question import clean_question
-from graph.resources import get_chat_model
-from graph.state import State
-from graph.trace import record
-from models import CHAT_FAILURES, describe_failure, invoke_structured
-from nodes.decide_retrieval import history_text
-from offline.signals import surface_words
-from prompts import pick
-from prompts.condensing import CONDENSE_SYSTEM, CONDENSE_USER
+from selfcrag.graph.context import Context
+from selfcrag.graph.question import clean_question
+from selfcrag.graph.resources import get_chat_model
+from selfcrag.graph.state import State
+from selfcrag.graph.trace import record
+from selfcrag.heuristics.signals import surface_words
+from selfcrag.llm.retry import describe_failure
+from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
+from selfcrag.nodes.decide_retrieval import history_text
+from selfcrag.prompts import pick
+from selfcrag.prompts.condensing import CONDENSE_SYSTEM, CONDENSE_USER
 
 # A question with this many content words or fewer leans on the conversation ("And backups?").
 SHORT_QUESTION_WORDS = 2

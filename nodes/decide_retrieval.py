@@ -8,16 +8,17 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from graph.context import Context
-from graph.question import clean_question
-from graph.resources import get_chat_model
-from graph.state import State
-from graph.trace import record
-from models import CHAT_FAILURES, describe_failure, invoke_structured
-from models.replies import RetrievalDecision
-from offline.decider import classify_message
-from prompts import defuse, pick
-from prompts.routing import DECIDE_SYSTEM, DECIDE_USER
+from selfcrag.graph.context import Context
+from selfcrag.graph.question import clean_question
+from selfcrag.graph.resources import get_chat_model
+from selfcrag.graph.state import State
+from selfcrag.graph.trace import record
+from selfcrag.heuristics.decider import classify_message
+from selfcrag.llm.replies import RetrievalDecision
+from selfcrag.llm.retry import describe_failure
+from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
+from selfcrag.prompts import defuse, pick
+from selfcrag.prompts.routing import DECIDE_SYSTEM, DECIDE_USER
 
 
 def current_question(state: State) -> str:

@@ -7,16 +7,18 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.resources import get_chat_model, get_retriever, settings_for
-from graph.state import State
-from graph.trace import record, retract, retracting
-from lexical import detect_language
-from models import CHAT_FAILURES, describe_failure, invoke_text
-from offline.answerer import extractive_answer, format_answer
-from offline.evaluator import evaluator_for
-from prompts import pick, quote_knowledge
-from prompts.answering import GENERATE_STRICT_SYSTEM, GENERATE_SYSTEM, GENERATE_USER
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_chat_model, get_retriever, settings_for
+from selfcrag.graph.state import State
+from selfcrag.graph.trace import record, retract, retracting
+from selfcrag.heuristics.answerer import extractive_answer, format_answer
+from selfcrag.heuristics.evaluator import evaluator_for
+from selfcrag.index.tokenize import detect_language
+from selfcrag.llm.retry import describe_failure
+from selfcrag.llm.structured import CHAT_FAILURES
+from selfcrag.llm.text import invoke_text
+from selfcrag.prompts import pick, quote_knowledge
+from selfcrag.prompts.answering import GENERATE_STRICT_SYSTEM, GENERATE_SYSTEM, GENERATE_USER
 
 
 def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -9,16 +9,17 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from citations import locate
-from graph.context import Context
-from graph.resources import get_chat_model, get_retriever, settings_for
-from graph.state import CorrectiveAction, Passage, State
-from graph.trace import record
-from models import CHAT_FAILURES, OnRetry, describe_failure, invoke_structured
-from models.replies import PassageGrades
-from offline.evaluator import evaluator_for
-from prompts import pick, quote_passages
-from prompts.grading import GRADE_SYSTEM, GRADE_USER
+from selfcrag.cite.markers import locate
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_chat_model, get_retriever, settings_for
+from selfcrag.graph.state import CorrectiveAction, Passage, State
+from selfcrag.graph.trace import record
+from selfcrag.heuristics.evaluator import evaluator_for
+from selfcrag.llm.replies import PassageGrades
+from selfcrag.llm.retry import OnRetry, describe_failure
+from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
+from selfcrag.prompts import pick, quote_passages
+from selfcrag.prompts.grading import GRADE_SYSTEM, GRADE_USER
 
 
 def corrective_action(scores: Iterable[float], upper: float, lower: float) -> CorrectiveAction:

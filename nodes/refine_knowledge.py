@@ -6,13 +6,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from citations import defuse_markers
-from graph.context import Context
-from graph.resources import get_retriever, settings_for
-from graph.state import KnowledgeItem, State, Strip
-from graph.trace import record
-from offline.evaluator import evaluator_for
-from offline.strips import KnowledgeStrip, companions, passage_strips, recompose
+from selfcrag.cite.markers import defuse_markers
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_retriever, settings_for
+from selfcrag.graph.state import KnowledgeItem, State, Strip
+from selfcrag.graph.trace import record
+from selfcrag.heuristics.evaluator import evaluator_for
+from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, recompose
 
 # Strips handed to the answer step at most, so a long passage cannot crowd out the rest.
 MAX_STRIPS = 12

@@ -6,12 +6,12 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.resources import get_retriever, retrieval_config, settings_for
-from graph.state import Passage, State, passage_id
-from graph.trace import record
-from retrieval import RetrievedContext
-from store.snapshot import IndexSnapshot
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_retriever, retrieval_config, settings_for
+from selfcrag.graph.state import Passage, State, passage_id
+from selfcrag.graph.trace import record
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.search.contexts import RetrievedContext
 
 
 def to_passage(context: RetrievedContext, query: str, snapshot: IndexSnapshot) -> Passage:

@@ -8,18 +8,19 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.resources import get_chat_model, get_retriever, settings_for
-from graph.state import State
-from graph.trace import record
-from models import CHAT_FAILURES, describe_failure, invoke_structured
-from models.replies import RewrittenQuery
-from offline.evaluator import evaluator_for
-from offline.rewriter import rewrite_query as rewrite_offline
-from offline.signals import term_statistics
-from offline.strips import passage_strips
-from prompts import defuse, pick
-from prompts.rewriting import REWRITE_SYSTEM, REWRITE_USER
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_chat_model, get_retriever, settings_for
+from selfcrag.graph.state import State
+from selfcrag.graph.trace import record
+from selfcrag.heuristics.evaluator import evaluator_for
+from selfcrag.heuristics.rewriter import rewrite_query as rewrite_offline
+from selfcrag.heuristics.signals import term_statistics
+from selfcrag.heuristics.strips import passage_strips
+from selfcrag.llm.replies import RewrittenQuery
+from selfcrag.llm.retry import describe_failure
+from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
+from selfcrag.prompts import defuse, pick
+from selfcrag.prompts.rewriting import REWRITE_SYSTEM, REWRITE_USER
 
 # Sentences of the best passages that feed pseudo-relevance feedback.
 FEEDBACK_SENTENCES = 5

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from citations import locate
-from graph.state import KnowledgeItem
-from lexical import detect_language
+from selfcrag.cite.markers import locate
+from selfcrag.graph.state import KnowledgeItem
+from selfcrag.index.tokenize import detect_language
 
 Localized = Mapping[str, str]
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from graph.resources import close_retrievers, get_retriever
-from ingestion.pipeline import ingest
-from retrieval import Retriever
+from selfcrag.files.sample import sample_kb
+from selfcrag.graph.resources import close_retrievers, get_retriever
+from selfcrag.index.ingest import ingest
+from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
 
-SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
+SAMPLE_KB = sample_kb()
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks.bench import read_questions
 from selfcrag.cli import app
+from selfcrag.eval.bench import read_questions
 
 TINY_DOCS = Path(__file__).resolve().parent / "data" / "tiny-set" / "docs"
 

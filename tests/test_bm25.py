@@ -1,7 +1,7 @@
 import numpy as np
 
-from lexical import SentenceBM25, tokenize
-from lexical.bm25 import LuceneBM25
+from selfcrag.index.bm25 import LuceneBM25, SentenceBM25
+from selfcrag.index.tokenize import tokenize
 
 CORPUS = [
     "退款在审核通过后 3 个工作日内原路退回。",

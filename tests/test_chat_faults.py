@@ -21,9 +21,10 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from scripted_openai import Reply, Script, ScriptedOpenAIServer, WorkflowScript, serving
 
-from graph import Answer, ask, stream_ask
-from models import build_chat_model, invoke_structured
-from models.replies import RetrievalDecision
+from selfcrag.graph.api import Answer, ask, stream_ask
+from selfcrag.llm.chat import build_chat_model
+from selfcrag.llm.replies import RetrievalDecision
+from selfcrag.llm.structured import invoke_structured
 
 LOGS = "How long are application logs kept?"
 LOGS_ANSWER = "Application logs are kept for 90 days. [1]"

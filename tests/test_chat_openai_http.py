@@ -17,9 +17,11 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from scripted_openai import Reply, Script, ScriptedOpenAIServer, WorkflowScript, serving
 
-from graph import ask, stream_ask
-from models import UnparsableReplyError, build_chat_model, invoke_structured
-from models.replies import RetrievalDecision
+from selfcrag.graph.api import ask, stream_ask
+from selfcrag.llm.chat import build_chat_model
+from selfcrag.llm.errors import UnparsableReplyError
+from selfcrag.llm.replies import RetrievalDecision
+from selfcrag.llm.structured import invoke_structured
 
 QUESTION = [SystemMessage("Reply with JSON: {\"retrieve\": true|false}"), HumanMessage("Hello!")]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient
 
-from graph import ask
+from selfcrag.graph.api import ask
 
 LOGS = "How long are application logs kept?"
 UNANSWERABLE = "What uptime SLA does the Aurora API guarantee?"

@@ -16,9 +16,9 @@ from typing import TypeVar
 
 import pytest
 
-from graph import Answer, ask
-from graph.resources import close_retriever
-from ingestion.pipeline import ingest
+from selfcrag.graph.api import Answer, ask
+from selfcrag.graph.resources import close_retriever
+from selfcrag.index.ingest import ingest
 from selfcrag.settings import Settings
 
 # (question, evidence the answer must quote): four Chinese, four English, from tests/sample_questions.md.

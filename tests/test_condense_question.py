@@ -13,9 +13,9 @@ import pytest
 from langchain_core.messages import BaseMessage
 from scripted_chat import ScriptedChat, grades
 
-from graph import ask, stream_ask
-from graph.resources import use_chat_model
-from nodes.condense_question import is_follow_up, standalone_by_rule
+from selfcrag.graph.api import ask, stream_ask
+from selfcrag.graph.resources import use_chat_model
+from selfcrag.nodes.condense_question import is_follow_up, standalone_by_rule
 
 ACCESS = "How long is an Aurora access token valid?"
 REFRESH = "And the refresh tokens?"

@@ -10,11 +10,11 @@ import pytest
 from scripted_chat import ScriptedChat
 from typer.testing import CliRunner
 
-from evaluation.answer_eval import run_answer_eval
-from evaluation.retrieval_eval import ingest_set
-from evaluation.sets import load_set
-from graph.resources import close_retriever, use_chat_model
 from selfcrag.cli import app
+from selfcrag.eval.answer_eval import run_answer_eval
+from selfcrag.eval.retrieval_eval import ingest_set
+from selfcrag.eval.sets import load_set
+from selfcrag.graph.resources import close_retriever, use_chat_model
 from selfcrag.settings import Settings
 
 TINY_SET = Path(__file__).resolve().parent / "data" / "tiny-set"

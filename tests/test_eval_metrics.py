@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from evaluation.answer_eval import parse_answer_config
-from evaluation.chunking import chunk_size_of, fixed_spans
-from evaluation.metrics import (
+from selfcrag.errors import UserError
+from selfcrag.eval.answer_eval import parse_answer_config
+from selfcrag.eval.chunking import chunk_size_of, fixed_spans
+from selfcrag.eval.metrics import (
     AnswerOutcome,
     aggregate,
     aggregate_answers,
@@ -18,11 +19,10 @@ from evaluation.metrics import (
     found_rank,
     supports,
 )
-from evaluation.report import markdown_table
-from evaluation.retrieval_eval import parse_config, window_configs
-from evaluation.sets import Evidence, Question, load_set, sample_questions
-from retrieval.contexts import RetrievedContext
-from selfcrag.errors import UserError
+from selfcrag.eval.report import markdown_table
+from selfcrag.eval.retrieval_eval import parse_config, window_configs
+from selfcrag.eval.sets import Evidence, Question, load_set, sample_questions
+from selfcrag.search.contexts import RetrievedContext
 
 LAMP = Question(id="q1", question="How high is the lamp?", lang="en", answerable=True, answers=(("34 meters",),),
                 evidence=(Evidence("lighthouse", ("34 meters",)),))

@@ -1,6 +1,6 @@
 import pytest
 
-from retrieval import reciprocal_rank_fusion, weighted_score_fusion
+from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 
 
 def test_rrf_sums_reciprocal_ranks_with_k_60():

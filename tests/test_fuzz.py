@@ -5,12 +5,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingestion.loaders import LoadedFile
-from ingestion.pipeline import index_document
-from lexical import tokenize
-from retrieval import SentenceHit, expand_windows, reciprocal_rank_fusion, weighted_score_fusion
-from splitting import split_sentences
-from store.snapshot import IndexSnapshot
+from selfcrag.files.loaders import LoadedFile
+from selfcrag.index.ingest import index_document
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.tokenize import tokenize
+from selfcrag.search.contexts import SentenceHit
+from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
+from selfcrag.search.windows import expand_windows
+from selfcrag.split import split_sentences
 
 PIECES = ["# 标题", "## Section", "第一句。", "第二句！", "Hello there.", "Dr. Who v2.1 costs 3.5 USD.", "- item",
           "7.1 条款", "| a | b |", "```\ncode\n```", "\n", "\n\n", " ", "，", "…", "https://x.example/a.b", "①"]

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from scripted_chat import ScriptedChat, grades
 
-from graph import Answer, Citation, Context, ask, stream_ask
-from graph.builder import graph
-from graph.resources import use_chat_model
 from selfcrag.errors import NoIndexError, UserError
+from selfcrag.graph.api import Answer, Citation, ask, stream_ask
+from selfcrag.graph.builder import graph
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import use_chat_model
 
 LOGS = "How long are application logs kept?"
 

@@ -6,12 +6,14 @@ import httpx
 import openai
 import pytest
 
-from citations import CitedSentence, join_cited, split_cited
-from graph.context import Context
-from models import ThinkFilter, is_transient, parse_reply, strip_think
-from models.replies import RetrievalDecision, SupportJudgement
-from offline.decider import classify_message, evaluate
+from selfcrag.cite.markers import CitedSentence, join_cited, split_cited
 from selfcrag.errors import UserError
+from selfcrag.graph.context import Context
+from selfcrag.heuristics.decider import classify_message, evaluate
+from selfcrag.llm.replies import RetrievalDecision, SupportJudgement
+from selfcrag.llm.retry import is_transient
+from selfcrag.llm.structured import parse_reply
+from selfcrag.llm.think import ThinkFilter, strip_think
 
 REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
 

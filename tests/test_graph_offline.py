@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from citations import CitedSentence
-from graph import Context, ask
-from graph.builder import graph
-from graph.state import KnowledgeItem
-from offline.rewriter import rewrite_query
-from offline.signals import term_statistics
-from offline.support import check_sentences
-from retrieval import Retriever
+from selfcrag.cite.markers import CitedSentence
+from selfcrag.graph.api import ask
+from selfcrag.graph.builder import graph
+from selfcrag.graph.context import Context
+from selfcrag.graph.state import KnowledgeItem
+from selfcrag.heuristics.rewriter import rewrite_query
+from selfcrag.heuristics.signals import term_statistics
+from selfcrag.heuristics.support import check_sentences
+from selfcrag.search.retriever import Retriever
 
 KEY = (Path(__file__).parent / "sample_questions.md").read_text(encoding="utf-8")
 ENTRIES = re.findall(r"### (\S+)\n- \*\*Question\*\*: (.+)\n- \*\*Answer\*\*: .+\n(?:- \*\*Evidence\*\*: `(.+)`\n)?"

@@ -9,9 +9,9 @@ import openai
 import pytest
 from scripted_chat import ScriptedChat, grades
 
-from graph.builder import graph
-from graph.context import Context
-from graph.resources import use_chat_model
+from selfcrag.graph.builder import graph
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import use_chat_model
 
 LOGS = "How long are application logs kept?"
 FULLY = {"verdict": "fully", "unsupported_sentences": [], "missing": ""}

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from scripted_chat import ScriptedChat
 
-import prompts
-from graph import Answer, ask
-from graph.resources import close_retriever, use_chat_model
-from ingestion.pipeline import ingest
-from prompts import quote_passages
+from selfcrag import prompts
+from selfcrag.graph.api import Answer, ask
+from selfcrag.graph.resources import close_retriever, use_chat_model
+from selfcrag.index.ingest import ingest
+from selfcrag.prompts import quote_passages
 from selfcrag.settings import Settings
 
 HONEST = """# Pump maintenance

@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from embedding import load_embedder
-from ingestion.pipeline import ingest
-from retrieval import Retriever
 from selfcrag.errors import IndexLockedError, NoIndexError, UserError
+from selfcrag.files.sample import sample_kb
+from selfcrag.index.embed import load_embedder
+from selfcrag.index.ingest import ingest
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.vectors import VectorStore
+from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
-from store.snapshot import IndexSnapshot
-from store.vectors import VectorStore
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_KB = ROOT / "sample_kb"
+SAMPLE_KB = sample_kb()
 
 KNOWN = [
     ("退货审核通过后，退款多久能退回？", "退货与退款政策.md", "退款在审核通过后 3 个工作日内原路退回"),

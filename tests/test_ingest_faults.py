@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from loopback import JSONHandler, serve
 
-from ingestion.pipeline import ingest
-from retrieval import Retriever
 from selfcrag.errors import EmbeddingServiceError, IndexLockedError, UserError
+from selfcrag.index.ingest import ingest
+from selfcrag.index.lock import writer_lock
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.vectors import VectorStore
+from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
-from store.lock import writer_lock
-from store.snapshot import IndexSnapshot
-from store.vectors import VectorStore
 
 DIM = 64
 

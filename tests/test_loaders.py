@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from ingestion import loaders
-from ingestion.loaders import (
+from selfcrag.files import loaders
+from selfcrag.files.loaders import (
     MAX_FILE_BYTES,
     SUPPORTED_SUFFIXES,
     LoadedFile,
@@ -19,8 +19,9 @@ from ingestion.loaders import (
     discover,
     read_document,
 )
+from selfcrag.files.sample import sample_kb
 
-SAMPLE_KB = Path(__file__).resolve().parent.parent / "sample_kb"
+SAMPLE_KB = sample_kb()
 
 
 # --------------------------------------------------------------------------- #

@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage
 from scripted_chat import ScriptedChat
 
-from graph import Context, ask
-from graph.builder import graph
-from graph.question import MAX_QUESTION_CHARS, clean_question
-from graph.resources import use_chat_model
-from prompts import pick, replies
-from prompts.answering import GENERATE_SYSTEM
 from selfcrag.errors import UserError
+from selfcrag.graph.api import ask
+from selfcrag.graph.builder import graph
+from selfcrag.graph.context import Context
+from selfcrag.graph.question import MAX_QUESTION_CHARS, clean_question
+from selfcrag.graph.resources import use_chat_model
+from selfcrag.prompts import pick, replies
+from selfcrag.prompts.answering import GENERATE_SYSTEM
 
 LOGS = "How long are application logs kept?"
 HUGE = LOGS + " " + "Here is the log I pasted: lorem ipsum dolor sit amet. " * 2000

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from loopback import JSONHandler, serve
 
-from ingestion.pipeline import ingest
-from retrieval import Retriever
+from selfcrag.index.ingest import ingest
+from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
 
 DIM = 1024

@@ -22,12 +22,13 @@ import pytest
 from scripted_openai import Reply, ScriptedOpenAIServer, WorkflowScript, serving
 from typer.testing import CliRunner
 
-from graph import Context, ask, stream_ask
-from graph.api import _graph_with_memory
-from graph.resources import get_chat_model
-from models import describe_failure, redact
 from selfcrag.cli import app
 from selfcrag.errors import UserError
+from selfcrag.graph.api import _graph_with_memory, ask, stream_ask
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_chat_model
+from selfcrag.llm.retry import describe_failure
+from selfcrag.llm.secrets import redact
 from selfcrag.settings import Settings
 
 KEY = "sk-test-SECRET-123"
@@ -78,7 +79,7 @@ def test_the_key_appears_in_no_log_answer_trace_state_or_checkpoint(
 
 def test_the_key_is_not_in_ask_json_output(chat_server: ScriptedOpenAIServer, kb_dir: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("graph.resources.close_retrievers", lambda: None)  # the session's index stays open
+    monkeypatch.setattr("selfcrag.graph.resources.close_retrievers", lambda: None)  # the session's index stays open
     chat_server.script = echoing
     result = CliRunner().invoke(app, ["ask", "--json", "--data-dir", str(kb_dir), LOGS])
     assert result.exit_code == 0, result.output

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from splitting import SentenceSpan, document_title, split_sentences
+from selfcrag.split import SentenceSpan, document_title, split_sentences
 
 
 def texts(text: str, max_chars: int = 400) -> list[str]:

@@ -1,4 +1,4 @@
-from lexical import detect_language, tokenize
+from selfcrag.index.tokenize import detect_language, tokenize
 
 
 def test_chinese_is_segmented_into_words_without_stopwords():

@@ -1,9 +1,10 @@
 from pathlib import Path
 
-from ingestion.loaders import LoadedFile
-from ingestion.pipeline import index_document
-from retrieval import SentenceHit, expand_windows
-from store.snapshot import IndexSnapshot
+from selfcrag.files.loaders import LoadedFile
+from selfcrag.index.ingest import index_document
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.search.contexts import SentenceHit
+from selfcrag.search.windows import expand_windows
 
 DOC = """# 手册
 

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from selfcrag.errors import UserError
+from selfcrag.files.sample import sample_kb
 from selfcrag.settings import Settings
 
 __all__ = ["SAMPLE_KB", "DataDir", "app", "err", "fail", "out", "progress_reporter", "settings_for", "user_errors"]
@@ -22,7 +23,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
-SAMPLE_KB = Path(__file__).resolve().parents[2] / "sample_kb"
+SAMPLE_KB = sample_kb()
 
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Index folder (default: $SELFCRAG_DATA_DIR or .selfcrag).")

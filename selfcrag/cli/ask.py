@@ -18,7 +18,7 @@ from selfcrag.cli.app import DataDir, app, err, fail, out, settings_for, user_er
 from selfcrag.cli.render import in_background, leave_cancelled_work, print_answer, print_footer, stream_answer
 
 if TYPE_CHECKING:
-    from graph.api import Answer
+    from selfcrag.graph.api import Answer
 
 EXIT_ABSTAINED = 3
 
@@ -57,8 +57,8 @@ def ask(
     """Answer one question from the knowledge base, with its sources and route (exit 3 when it abstains)."""
     if not question.strip():
         raise fail("the question is empty")
-    from graph.api import stream_ask
-    from graph.resources import close_retrievers
+    from selfcrag.graph.api import stream_ask
+    from selfcrag.graph.resources import close_retrievers
 
     settings = settings_for(data_dir)
     started = time.perf_counter()

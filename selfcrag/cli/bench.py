@@ -25,7 +25,7 @@ def bench(
     """Benchmark one run on a folder, in a temporary index: ingestion against the embedder alone, search and
     offline workflow latency, peak memory, index size.
     """  # noqa: D205
-    from benchmarks.bench import read_questions, run_bench
+    from selfcrag.eval.bench import read_questions, run_bench
 
     target = path or SAMPLE_KB
     with user_errors(), progress_reporter() as progress:

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
     from langgraph.types import StateSnapshot
 
-    from graph.api import Answer
-    from graph.context import Context
+    from selfcrag.graph.api import Answer
+    from selfcrag.graph.context import Context
 
 CONVERSATIONS_FILE = "conversations.sqlite"
 HISTORY_FILE = "chat_history"
@@ -76,7 +76,7 @@ class Conversations:
     def __init__(self, path: Path) -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        from graph.builder import builder
+        from selfcrag.graph.builder import builder
 
         path.parent.mkdir(parents=True, exist_ok=True)
         self._connection = sqlite3.connect(str(path), check_same_thread=False)
@@ -114,7 +114,7 @@ class Conversations:
         Returns:
             The answer, or None for a new thread.
         """
-        from graph.api import Answer
+        from selfcrag.graph.api import Answer
 
         snapshot = self.last_turn(thread)
         return Answer.from_state(snapshot.values) if snapshot is not None else None
@@ -141,7 +141,7 @@ class Conversations:
         Raises:
             UserError: The question is empty once cleaned.
         """
-        from graph.api import prepare_question, recursion_limit, stream_run
+        from selfcrag.graph.api import prepare_question, recursion_limit, stream_run
 
         cleaned = prepare_question(question)
         config = cast("RunnableConfig", {**self._start_from(thread), "recursion_limit": recursion_limit(context)})
@@ -238,7 +238,7 @@ class ChatSession:
     """
 
     def __init__(self, settings: Settings, thread: str | None, console: Console) -> None:
-        from graph.api import make_context
+        from selfcrag.graph.api import make_context
 
         self.settings = settings
         self.console = console
@@ -258,7 +258,7 @@ class ChatSession:
 
     def greet(self) -> None:
         """Say which conversation this is, where the index is, and how to get help."""
-        from graph.resources import get_chat_model, get_retriever
+        from selfcrag.graph.resources import get_chat_model, get_retriever
 
         summary = self.conversations.summary(self.thread)
         which = (f"resuming conversation {self.thread} ({questions(summary.questions)} so far, "
@@ -369,7 +369,7 @@ class ChatSession:
 
     def close(self) -> None:
         """Release the index and the conversation store."""
-        from graph.resources import close_retrievers
+        from selfcrag.graph.resources import close_retrievers
 
         close_retrievers()
         self.conversations.close()

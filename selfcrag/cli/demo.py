@@ -17,9 +17,9 @@ DEMO_QUESTIONS = (
 @app.command()
 def demo(data_dir: DataDir = None) -> None:
     """Index the bundled sample knowledge base, then answer sample questions with the whole workflow."""
-    from graph import ask
-    from graph.resources import close_retrievers
-    from ingestion.pipeline import ingest as run_ingest
+    from selfcrag.graph.api import ask
+    from selfcrag.graph.resources import close_retrievers
+    from selfcrag.index.ingest import ingest as run_ingest
 
     settings = settings_for(data_dir or Path(".selfcrag") / "demo")
     with user_errors():

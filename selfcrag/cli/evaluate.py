@@ -40,10 +40,10 @@ def split_configs(modes: list[str], configs: str | None, windows: str | None) ->
     Raises:
         UserError: A spec that no requested mode knows.
     """
-    from evaluation.answer_eval import ANSWER_CONFIGS
-    from evaluation.chunking import chunk_size_of
-    from evaluation.retrieval_eval import NAMED_CONFIGS, window_configs
     from selfcrag.errors import UserError
+    from selfcrag.eval.answer_eval import ANSWER_CONFIGS
+    from selfcrag.eval.chunking import chunk_size_of
+    from selfcrag.eval.retrieval_eval import NAMED_CONFIGS, window_configs
 
     chosen: dict[str, list[str]] = {mode: [] for mode in modes}
     for spec in [c.strip() for c in (configs or "").split(",") if c.strip()]:
@@ -107,9 +107,9 @@ def evaluate(
 
     try:
         with user_errors(), progress_reporter() as progress:
-            from evaluation.retrieval_eval import ingest_report, ingest_set
-            from evaluation.sets import load_set
-            from graph.resources import get_retriever
+            from selfcrag.eval.retrieval_eval import ingest_report, ingest_set
+            from selfcrag.eval.sets import load_set
+            from selfcrag.graph.resources import get_retriever
 
             per_mode = split_configs(modes, configs, windows)
             evalsets = [load_set(path) for path in set_dirs]
@@ -122,12 +122,12 @@ def evaluate(
                 err.print(f"{evalset.name}: ingest {ingest_report(summary)}", markup=False)
                 results: list[Iterator[dict[str, object]]] = []
                 if "retrieval" in modes:
-                    from evaluation.retrieval_eval import run_retrieval_eval
+                    from selfcrag.eval.retrieval_eval import run_retrieval_eval
 
                     results.append(run_retrieval_eval(evalset, get_retriever(set_settings), per_mode["retrieval"],
                                                       limit=limit, seed=seed, progress=progress))
                 if "answer" in modes:
-                    from evaluation.answer_eval import run_answer_eval
+                    from selfcrag.eval.answer_eval import run_answer_eval
 
                     results.append(run_answer_eval(
                         evalset, set_settings, per_mode["answer"], limit=limit, seed=seed, answerer=answerer,
@@ -147,7 +147,7 @@ def evaluate(
     finally:
         for handle in question_files.values():
             handle.close()
-        from graph.resources import close_retriever
+        from selfcrag.graph.resources import close_retriever
 
         for path in opened:
             close_retriever(path)
@@ -156,13 +156,13 @@ def evaluate(
             out.print(table)
     elif not as_json:
         # Piped or redirected: Markdown tables, which no terminal width truncates.
-        from evaluation.report import ANSWER_COLUMNS, RETRIEVAL_COLUMNS, markdown_table
+        from selfcrag.eval.report import ANSWER_COLUMNS, RETRIEVAL_COLUMNS, markdown_table
 
         for mode, columns in (("retrieval", RETRIEVAL_COLUMNS), ("answer", ANSWER_COLUMNS)):
             if mode in modes:
                 print(markdown_table([r for r in rows if r["mode"] == mode], columns) + "\n")
     if out_dir is not None and rows:
-        from evaluation.report import command_line, write_results
+        from selfcrag.eval.report import command_line, write_results
 
         written = write_results(rows, out_dir, command_line())
         err.print(f"results: {', '.join(str(p) for p in written)}", markup=False)

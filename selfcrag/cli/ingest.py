@@ -17,7 +17,7 @@ def ingest(
     data_dir: DataDir = None,
 ) -> None:
     """Index documents: sentence by sentence, dense vectors and BM25."""
-    from ingestion.pipeline import ingest as run_ingest
+    from selfcrag.index.ingest import ingest as run_ingest
 
     settings = settings_for(data_dir)
     with user_errors(), progress_reporter() as progress:

@@ -28,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from graph.api import Answer, Citation
+    from selfcrag.graph.api import Answer, Citation
 
 Event = TypeVar("Event")
 
@@ -276,7 +276,7 @@ def print_passages(console: Console, answer: Answer) -> None:
         console: Where to print.
         answer: The answer.
     """
-    from citations import locate
+    from selfcrag.cite.markers import locate
 
     passages = answer.closest_sources if answer.abstained else answer.citations
     if not passages:

@@ -21,7 +21,7 @@ def search(
     data_dir: DataDir = None,
 ) -> None:
     """Retrieve the best contexts for a question (no answer generation)."""
-    from retrieval.retriever import RetrievalConfig, Retriever
+    from selfcrag.search.retriever import RetrievalConfig, Retriever
 
     if not question.strip():
         raise fail("the question is empty")

@@ -1,1 +1,0 @@
-"""Measuring what selfcrag costs: ingestion throughput, latencies, memory and disk (``selfcrag bench``)."""

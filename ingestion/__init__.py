@@ -1,1 +1,0 @@
-"""Ingestion: finding and reading files, and turning them into a committed index."""

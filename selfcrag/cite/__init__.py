@@ -1,0 +1,1 @@
+"""Citation markers: answers split into cited sentences, and the citations they point at."""

@@ -1,0 +1,146 @@
+"""Reading and writing ``[n]`` citation markers.
+
+An answer cites knowledge items as ``[1]``, ``[2]`` or ``[1][3]`` after the
+sentences that use them. :func:`split_cited` turns an answer into sentences
+with the numbers each cites; a sentence without a marker inherits the markers
+of the rest of its paragraph, since models often cite once per paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from selfcrag.graph.state import Citation, KnowledgeItem
+
+_MARKER = re.compile(r"\s*\[(\d+)\]")
+# A sentence ends at . ! ? 。 ！ ？ ； (with closing quotes/brackets), or at a line break.
+_SENTENCE = re.compile(r".+?(?:(?:[。！？；]|[.!?;](?=\s|$|[\[\"'”’)）]))[\"'”’)）]*(?:\s*\[\d+\])*|\n|$)",
+                       re.DOTALL)
+
+
+@dataclass(frozen=True)
+class CitedSentence:
+    """One answer sentence and the knowledge items it cites.
+
+    Attributes:
+        text: The sentence without its markers.
+        cites: Item numbers cited, in order of appearance.
+    """
+
+    text: str
+    cites: tuple[int, ...]
+
+
+def defuse_markers(text: str) -> str:
+    """Write a document's own bracketed numbers as ``［n］``, so they cannot pass for the answer's citations.
+
+    A document may contain ``[7]`` (its own footnotes, or an injected fake
+    citation); quoted into an answer as it is, it would be read as a citation
+    of knowledge item 7. Full-width brackets read the same to people.
+
+    Args:
+        text: Text from a document.
+
+    Returns:
+        The text with every ``[n]`` as ``［n］``.
+    """
+    return _MARKER.sub(lambda marker: marker.group(0).replace("[", "［").replace("]", "］"), text)
+
+
+def split_cited(answer: str) -> list[CitedSentence]:
+    """Split an answer into sentences with the numbers each cites.
+
+    Args:
+        answer: Text with ``[n]`` markers.
+
+    Returns:
+        Non-empty sentences, in order.
+    """
+    sentences: list[CitedSentence] = []
+    for paragraph in re.split(r"\n\s*\n", answer):
+        found = []
+        for piece in _pieces(paragraph):
+            cites = tuple(dict.fromkeys(int(n) for n in _MARKER.findall(piece)))
+            text = _MARKER.sub("", piece).strip()
+            if text:
+                found.append(CitedSentence(text, cites))
+            elif cites and found:
+                # Markers standing alone after the sentence they belong to.
+                last = found[-1]
+                found[-1] = CitedSentence(last.text, tuple(dict.fromkeys(last.cites + cites)))
+        paragraph_cites = tuple(dict.fromkeys(n for s in found for n in s.cites))
+        sentences.extend(s if s.cites else CitedSentence(s.text, paragraph_cites) for s in found)
+    return sentences
+
+
+def _pieces(paragraph: str) -> list[str]:
+    """Sentences of a paragraph with their markers; the rows of a table stay one piece."""
+    pieces: list[str] = []
+    table: list[str] = []
+    text: list[str] = []
+    for line in paragraph.split("\n"):
+        target = table if line.lstrip().startswith("|") else text
+        other = text if target is table else table
+        if other:
+            pieces.extend(["\n".join(table)] if other is table else _SENTENCE.findall("\n".join(text)))
+            other.clear()
+        target.append(line)
+    pieces.extend(["\n".join(table)] if table else _SENTENCE.findall("\n".join(text)))
+    return pieces
+
+
+def join_cited(sentences: Iterable[CitedSentence], separator: str = " ") -> str:
+    """Write sentences back with their markers.
+
+    Args:
+        sentences: Cited sentences.
+        separator: Put between sentences.
+
+    Returns:
+        The answer text.
+    """
+    return separator.join(s.text + _markers(s) for s in sentences)
+
+
+def _markers(sentence: CitedSentence) -> str:
+    marks = "".join(f"[{n}]" for n in sentence.cites)
+    # "... days. [1]" in English; "……退回。[1]" after Chinese punctuation.
+    return marks if not marks or sentence.text[-1:] in "。！？；：，、）”" else " " + marks
+
+
+def build_citations(sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem]) -> list[Citation]:
+    """List the knowledge items an answer cites, in order of first citation.
+
+    Args:
+        sentences: The answer's cited sentences.
+        knowledge: The numbered knowledge items the answer drew on.
+
+    Returns:
+        One citation per cited item that exists; unknown numbers are ignored.
+    """
+    items = {k["n"]: k for k in knowledge}
+    cited = dict.fromkeys(n for s in sentences for n in s.cites if n in items)
+    return [
+        Citation(n=n, source=items[n]["source"], title=items[n]["title"], section=list(items[n]["section"]),
+                 first=items[n]["first"], last=items[n]["last"], quote=items[n]["text"])
+        for n in cited
+    ]
+
+
+def locate(source: str, section: Sequence[str], first: int, last: int) -> str:
+    """Describe where a passage stands, for people: ``file › section (sentences a–b)``.
+
+    Args:
+        source: Source path.
+        section: Heading path.
+        first: First sentence position (from 0).
+        last: Last sentence position (inclusive).
+
+    Returns:
+        The description; sentence numbers are shown from 1.
+    """
+    where = " › ".join([source, *section[1:]] if len(section) > 1 else [source])
+    span = f"sentence {first + 1}" if first == last else f"sentences {first + 1}–{last + 1}"
+    return f"{where} ({span})"

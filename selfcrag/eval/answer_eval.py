@@ -1,0 +1,243 @@
+"""``selfcrag eval --mode answer``: the whole workflow on every question of a set, per configuration.
+
+Each question goes through :func:`graph.ask`, the same call a user makes, so
+what is measured is what ships: offline by default, the chat-model path when
+one is configured. A configuration is a set of the workflow's knobs
+(:class:`graph.context.Context`): ``selfcrag`` is the defaults; the
+ablations switch the corrective and reflective steps off, and any knob can be
+overridden as in ``selfcrag@window=2@upper_threshold=0.7``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import typing
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import LLMResult
+from langchain_core.tracers.context import register_configure_hook
+
+from selfcrag.errors import UserError
+from selfcrag.eval.metrics import AnswerOutcome, aggregate_answers, answer_correct, citations_supported
+from selfcrag.eval.sets import EvalSet, Question, sample_questions
+from selfcrag.graph.api import Answer, ask, make_context
+from selfcrag.graph.context import Context
+from selfcrag.graph.resources import get_chat_model, get_retriever
+from selfcrag.heuristics.evaluator import evaluator_for
+from selfcrag.settings import Settings
+
+ProgressCallback = Callable[[str, int, int], None]
+
+# Named configurations: overrides of the Context defaults.
+ANSWER_CONFIGS: dict[str, dict[str, object]] = {
+    # The shipped workflow: evaluate, refine or rewrite, answer, check support, regenerate or abstain.
+    "selfcrag": {},
+    # No query rewriting: a poor first retrieval goes straight to abstention.
+    "no-rewrite": {"max_requery": 0},
+    # The usual pipeline: answer from whatever was retrieved, no evaluator gate, no rewrite, no second try.
+    "plain": {"upper_threshold": 0.0, "lower_threshold": 0.0, "strip_threshold": 0.0, "max_requery": 0,
+              "max_regenerate": 0},
+}
+# Knobs reported with each result.
+REPORTED_KNOBS = ("top_k", "window", "upper_threshold", "lower_threshold", "strip_threshold", "min_kept_strips",
+                  "max_requery", "max_regenerate", "max_answer_sentences")
+
+
+def parse_answer_config(spec: str) -> dict[str, object]:
+    """Turn ``name[@knob=value...]`` into workflow overrides.
+
+    Args:
+        spec: E.g. ``selfcrag``, ``plain``, ``selfcrag@upper_threshold=0.7@window=2``.
+
+    Returns:
+        Keyword overrides of :class:`~graph.context.Context`.
+
+    Raises:
+        UserError: Unknown name or knob, or a value of the wrong type.
+    """
+    name, *overrides = spec.split("@")
+    if name not in ANSWER_CONFIGS:
+        raise UserError(f"unknown answer configuration {name!r}; known: {', '.join(ANSWER_CONFIGS)}")
+    hints = typing.get_type_hints(Context)
+    knobs = {f.name for f in dataclasses.fields(Context)} - {"data_dir"}
+    values = dict(ANSWER_CONFIGS[name])
+    for override in overrides:
+        key, _, value = override.partition("=")
+        if key not in knobs:
+            raise UserError(f"unknown workflow setting {key!r} in {spec!r}; settings: {', '.join(sorted(knobs))}")
+        kind = hints[key]
+        try:
+            values[key] = kind(value) if kind in (int, float) else value
+        except ValueError:
+            raise UserError(f"{key}={value!r} in {spec!r} is not a {kind.__name__}") from None
+    return values
+
+
+class LLMUsage(BaseCallbackHandler):
+    """Counts chat model calls and the tokens they report, across every node of a run."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.tokens = 0
+
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: Any, **kwargs: Any) -> None:
+        """Count a chat model call."""
+        self.calls += 1
+
+    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], **kwargs: Any) -> None:
+        """Count a completion model call."""
+        self.calls += 1
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        """Add the tokens the model reported (prompt and completion), when it reports them."""
+        for generations in response.generations:
+            for generation in generations:
+                usage = getattr(getattr(generation, "message", None), "usage_metadata", None)
+                if usage:
+                    self.tokens += int(usage.get("total_tokens", 0))
+
+
+_usage: ContextVar[LLMUsage | None] = ContextVar("selfcrag_eval_llm_usage", default=None)
+# Every LangChain call made while a counter is set reports to it, whatever node makes it.
+register_configure_hook(_usage, inheritable=True)
+
+
+@contextmanager
+def count_llm_usage() -> Iterator[LLMUsage]:
+    """Count the chat model calls made inside the block.
+
+    Yields:
+        The counter.
+    """
+    counter = LLMUsage()
+    token = _usage.set(counter)
+    try:
+        yield counter
+    finally:
+        _usage.reset(token)
+
+
+def outcome_of(question: Question, answer: Answer, latency_ms: float, usage: LLMUsage) -> AnswerOutcome:
+    """Judge one answer and read its route.
+
+    Args:
+        question: The question, with its gold answers and evidence.
+        answer: What :func:`graph.ask` returned.
+        latency_ms: Wall time of the call.
+        usage: Chat model calls and tokens of the call.
+
+    Returns:
+        The outcome.
+    """
+    cited = [(c.source, c.quote) for c in answer.citations]
+    grades = [step["decision"] for step in answer.trace if step["step"] == "grade_documents"]
+    answered = question.answerable and not answer.abstained
+    return AnswerOutcome(
+        answerable=question.answerable,
+        abstained=answer.abstained,
+        correct=answer_correct(answer.answer, cited, question, answer.abstained),
+        cited_ok=citations_supported(cited, question) if answered else None,
+        latency_ms=latency_ms,
+        llm_calls=usage.calls,
+        tokens=usage.tokens,
+        first_action=grades[0] if grades else None,
+        rewrote=any(step["step"] == "rewrite_query" for step in answer.trace),
+        regenerated=any(step["step"] == "generate" and step["decision"] == "regenerated" for step in answer.trace),
+    )
+
+
+def question_record(question: Question, answer: Answer, outcome: AnswerOutcome) -> dict[str, object]:
+    """One question's result, for the per-question file of the results folder.
+
+    Args:
+        question: The question.
+        answer: The workflow's answer.
+        outcome: Its judgement.
+
+    Returns:
+        A JSON-ready record, with the evaluator's best score per grading.
+    """
+    best = [max((s["score"] for s in step.get("scores", [])), default=0.0)
+            for step in answer.trace if step["step"] == "grade_documents"]
+    return {
+        "id": question.id,
+        "answerable": question.answerable,
+        "abstained": answer.abstained,
+        "correct": outcome.correct,
+        "cited_ok": outcome.cited_ok,
+        "ms": round(outcome.latency_ms, 1),
+        "llm_calls": outcome.llm_calls,
+        "route": answer.route,
+        "best_grades": best,
+        "question": question.question,
+        "answer": answer.answer,
+    }
+
+
+def run_answer_eval(
+    evalset: EvalSet,
+    set_settings: Settings,
+    configs: list[str],
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    answerer: str = "auto",
+    progress: ProgressCallback | None = None,
+    on_question: Callable[[str, dict[str, object]], None] | None = None,
+) -> Iterator[dict[str, object]]:
+    """Run the workflow on a set's questions, answerable and unanswerable, per configuration.
+
+    Args:
+        evalset: The set.
+        set_settings: Settings of the set's own index (see :func:`~evaluation.retrieval_eval.ingest_set`).
+        configs: Configuration specs (see :func:`parse_answer_config`).
+        limit: Only a sample of this many questions, keeping the set's share of unanswerable ones.
+        seed: Seed of that sample.
+        answerer: ``auto`` (the chat model when one is configured), ``chat`` or ``offline``.
+        progress: Called as ``progress(phase, done, total)``.
+        on_question: Called as ``on_question(config, record)`` after each question.
+
+    Yields:
+        One result per configuration.
+    """
+    overrides = [(spec, parse_answer_config(spec)) for spec in configs]
+    questions = sample_questions(evalset.questions, limit, seed)
+    data_dir = str(set_settings.data_dir)
+    # The workflow's nodes share the process's retriever for the data directory; opening it here, with the
+    # set's settings, gives them the set's collection.
+    retriever = get_retriever(set_settings)
+    if questions:
+        # Loads the evaluator's background vectors and the embedder's first call before any timing.
+        ask(questions[0].question, data_dir=data_dir, answerer="offline")
+    for spec, knobs in overrides:
+        options: dict[str, Any] = {"answerer": answerer, **knobs}
+        context = make_context(data_dir, **options)
+        model = get_chat_model(context)
+        outcomes: list[AnswerOutcome] = []
+        # Every configuration starts with no question prepared, as the first one did: latencies compare.
+        evaluator_for(retriever).forget_questions()
+        for number, question in enumerate(questions, 1):
+            with count_llm_usage() as usage:
+                began = time.perf_counter()
+                answer = ask(question.question, data_dir=data_dir, **options)
+                latency_ms = (time.perf_counter() - began) * 1000
+            outcome = outcome_of(question, answer, latency_ms, usage)
+            outcomes.append(outcome)
+            if on_question:
+                on_question(spec, question_record(question, answer, outcome))
+            if progress:
+                progress(f"{evalset.name}: answering ({spec})", number, len(questions))
+        yield {
+            "mode": "answer",
+            "set": evalset.name,
+            "config": spec,
+            **aggregate_answers(outcomes),
+            "answerer": "offline" if model is None else "chat",
+            "chat_model": None if model is None else context.chat_model,
+            "settings": {k: getattr(context, k) for k in REPORTED_KNOBS},
+        }

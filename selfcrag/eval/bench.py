@@ -1,0 +1,198 @@
+"""``selfcrag bench``: what one run of ingestion, search and the offline workflow costs on a folder.
+
+Everything happens in a temporary data directory in Qdrant local mode, so the
+benchmark touches neither the user's index nor a configured Qdrant server:
+
+1. the embedding model and jieba's dictionary are loaded first, so neither
+   throughput below counts loading them;
+2. the folder is ingested: pipeline throughput is sentences embedded per
+   second of the whole ingest (reading, splitting, BM25, embedding,
+   upserting, committing);
+3. the same sentences, exactly as the pipeline embedded them, go through the
+   embedder alone, in the same batches: the raw throughput, the floor set by
+   the model;
+4. sample questions are searched, then answered by the whole offline workflow;
+5. peak resident memory of the process and the index's size on disk are read.
+
+Questions come from a file when given; otherwise sentences of the folder,
+drawn with a seed, stand in for them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from selfcrag.errors import UserError
+from selfcrag.eval.chunking import embed_in_batches
+from selfcrag.eval.metrics import percentile
+from selfcrag.eval.report import machine
+from selfcrag.index.embed import load_embedder
+from selfcrag.index.ingest import ingest
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.tokenize import tokenize
+from selfcrag.settings import Settings
+
+ProgressCallback = Callable[[str, int, int], None]
+# Characters of a sentence used as a stand-in question.
+QUESTION_CHARS = 80
+# Pipeline throughput the ingest should reach, as a share of the embedder's own.
+THROUGHPUT_TARGET = 0.8
+
+
+def read_questions(path: Path) -> list[str]:
+    """Read questions: one a line, or JSON lines with a ``question`` field (an eval set's ``questions.jsonl``).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The questions, blank lines skipped.
+
+    Raises:
+        UserError: The file cannot be read.
+    """
+    try:
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserError(f"cannot read questions from {path}: {error}") from None
+    questions = []
+    for line in lines:
+        if line.startswith("{"):
+            try:
+                questions.append(str(json.loads(line)["question"]))
+                continue
+            except (json.JSONDecodeError, KeyError, TypeError):
+                pass
+        questions.append(line)
+    return questions
+
+
+def stand_in_questions(snapshot: IndexSnapshot, count: int, seed: int) -> list[str]:
+    """Draw sentences of the index to search for when no questions are given.
+
+    Args:
+        snapshot: The committed index.
+        count: How many.
+        seed: Seed of the draw.
+
+    Returns:
+        Up to ``count`` sentence beginnings (text sentences of some length, not headings).
+    """
+    rows = [row for row, s in enumerate(snapshot.sentences) if s.kind == "text" and s.end - s.start >= 20]
+    chosen = sorted(random.Random(seed).sample(rows, min(count, len(rows))))
+    return [snapshot.sentence_text(row)[:QUESTION_CHARS] for row in chosen]
+
+
+def directory_bytes(path: Path) -> int:
+    """Total size of the files under a folder."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def peak_memory_mib() -> float:
+    """Peak resident memory of this process so far, in MiB."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return peak / (2**20 if sys.platform == "darwin" else 2**10)
+
+
+def _timed(calls: Sequence[str], run: Callable[[str], object], progress: ProgressCallback | None,
+           phase: str) -> list[float]:
+    latencies = []
+    for number, text in enumerate(calls, 1):
+        began = time.perf_counter()
+        run(text)
+        latencies.append((time.perf_counter() - began) * 1000)
+        if progress:
+            progress(phase, number, len(calls))
+    return latencies
+
+
+def run_bench(path: Path, settings: Settings, *, questions: Sequence[str] | None = None, count: int = 50,
+              seed: int = 0, progress: ProgressCallback | None = None) -> dict[str, object]:
+    """Benchmark ingestion, search and the offline workflow on a folder, in a temporary index.
+
+    Args:
+        path: A folder (or file) of documents.
+        settings: Settings whose embedding model is used (the data directory and
+            any Qdrant server are replaced by a temporary local index).
+        questions: Questions to search and answer; sentences of the folder when None.
+        count: Stand-in questions drawn when none are given (and at most this many questions used).
+        seed: Seed of that draw.
+        progress: Called as ``progress(phase, done, total)``.
+
+    Returns:
+        The figures, JSON-ready.
+
+    Raises:
+        UserError: Nothing could be ingested from ``path``.
+    """
+    from selfcrag.graph.api import ask
+    from selfcrag.graph.resources import close_retriever, get_retriever
+
+    if not path.exists():
+        raise UserError(f"{path} does not exist: point selfcrag bench at a folder of documents")
+    embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
+    embedder.embed_passages(["warm up"])
+    tokenize("预热 warm up")  # loads jieba's dictionary, a one-off like loading the model
+    with tempfile.TemporaryDirectory(prefix="selfcrag-bench-") as tmp:
+        data_dir = Path(tmp)
+        bench_settings = replace(settings, data_dir=data_dir, qdrant_url=None, qdrant_api_key=None,
+                                 collection_prefix="selfcrag_bench")
+        summary = ingest([path], bench_settings, progress=progress)
+        if not summary.embedded:
+            raise UserError(f"nothing to ingest in {path}: it holds no readable .md, .txt or .pdf file")
+        snapshot = IndexSnapshot.load(data_dir)
+        assert snapshot is not None  # an ingest that embedded sentences committed a snapshot
+        texts = [s.searchable(snapshot.documents[s.doc_id].record.text[s.start : s.end]) for s in snapshot.sentences]
+        began = time.perf_counter()
+        embed_in_batches(embedder, texts, progress, phase="embedder alone")
+        raw_seconds = time.perf_counter() - began
+
+        asked = list(questions)[:count] if questions else stand_in_questions(snapshot, count, seed)
+        try:
+            retriever = get_retriever(bench_settings)
+            retriever.search(asked[0] if asked else "warm up")
+            search_ms = _timed(asked, retriever.search, progress, "searching")
+            if asked:
+                ask(asked[0], data_dir=data_dir, answerer="offline")
+            workflow_ms = _timed(asked, lambda q: ask(q, data_dir=data_dir, answerer="offline"), progress,
+                                 "answering (offline)")
+        finally:
+            close_retriever(data_dir)
+        index_bytes = directory_bytes(data_dir)
+
+    pipeline_rate = summary.embedded / summary.seconds
+    raw_rate = len(texts) / raw_seconds if raw_seconds > 0 else 0.0
+    return {
+        "path": str(path),
+        "embedder": embedder.name,
+        "documents": summary.documents,
+        "sentences": summary.sentences,
+        "ingest_seconds": round(summary.seconds, 2),
+        "ingest_sentences_per_s": round(pipeline_rate, 1),
+        "embedder_sentences_per_s": round(raw_rate, 1),
+        "pipeline_share_of_embedder": round(pipeline_rate / raw_rate, 3) if raw_rate else None,
+        "pipeline_target": THROUGHPUT_TARGET,
+        "questions": len(asked),
+        "questions_from": "file" if questions else "sentences of the folder",
+        "search_p50_ms": _median(search_ms),
+        "search_p95_ms": round(percentile(search_ms, 95), 1) if search_ms else None,
+        "workflow_p50_ms": _median(workflow_ms),
+        "workflow_p95_ms": round(percentile(workflow_ms, 95), 1) if workflow_ms else None,
+        "peak_memory_mib": round(peak_memory_mib(), 1),
+        "index_mib": round(index_bytes / 2**20, 2),
+        "machine": machine(),
+    }
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None

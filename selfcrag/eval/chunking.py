@@ -1,0 +1,174 @@
+"""The common baseline: fixed-size character chunks with overlap, searched by dense vectors only.
+
+This is what most RAG pipelines do, and what selfcrag's sentence windows are
+measured against (``--configs chunk512``). The chunks are cut from the same
+document texts the index holds, embedded with the index's embedder as
+passages, and searched exactly (a matrix product over unit vectors). Their
+vectors are cached beside the set's index, keyed by the chunks' text and the
+model, so a second run embeds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from selfcrag.index.embed import Embedder, model_slug
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.search.contexts import RetrievedContext
+
+CHUNK_OVERLAP = 0.10
+_CHUNK_CONFIG = re.compile(r"^chunk(\d+)$")
+
+
+def chunk_size_of(name: str) -> int | None:
+    """Read the chunk size from a configuration name such as ``chunk512``.
+
+    Args:
+        name: A configuration name.
+
+    Returns:
+        The size in characters, or None when the name is not a chunk baseline.
+    """
+    match = _CHUNK_CONFIG.match(name)
+    return int(match.group(1)) if match and int(match.group(1)) > 0 else None
+
+
+def fixed_spans(length: int, size: int, overlap: float = CHUNK_OVERLAP) -> list[tuple[int, int]]:
+    """Cut a text of ``length`` characters into windows of ``size`` that overlap by a share of ``size``.
+
+    Args:
+        length: Characters in the text.
+        size: Characters per chunk.
+        overlap: Share of a chunk repeated at the start of the next one.
+
+    Returns:
+        ``(start, end)`` offsets; the last chunk ends at ``length``. An empty
+        text has no chunks.
+    """
+    stride = max(1, size - round(size * overlap))
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while start < length:
+        end = min(start + size, length)
+        spans.append((start, end))
+        if end == length:
+            break
+        start += stride
+    return spans
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One fixed-size piece of a document."""
+
+    doc_id: str
+    source: str
+    title: str
+    number: int
+    start: int
+    end: int
+    text: str
+
+
+class ChunkIndex:
+    """Fixed-size chunks of an index's documents with their vectors, searched densely.
+
+    Args:
+        chunks: The chunks.
+        vectors: One unit vector per chunk (rows).
+        embedder: The model that made them (questions are embedded with it too).
+    """
+
+    def __init__(self, chunks: list[Chunk], vectors: np.ndarray, embedder: Embedder) -> None:
+        self.chunks = chunks
+        self.vectors = vectors
+        self.embedder = embedder
+
+    @classmethod
+    def build(cls, snapshot: IndexSnapshot, embedder: Embedder, cache_dir: Path, size: int,
+              progress: Callable[[str, int, int], None] | None = None) -> ChunkIndex:
+        """Chunk every indexed document and embed the chunks (or load them from the cache).
+
+        Args:
+            snapshot: The committed index whose documents are chunked.
+            embedder: The index's embedder.
+            cache_dir: Folder for the cached vectors.
+            size: Characters per chunk.
+            progress: Called as ``progress(phase, done, total)`` while embedding.
+
+        Returns:
+            The chunk index.
+        """
+        chunks = [
+            Chunk(doc_id, doc.record.source, doc.record.title, number, start, end, doc.record.text[start:end])
+            for doc_id, doc in snapshot.documents.items()
+            for number, (start, end) in enumerate(fixed_spans(len(doc.record.text), size))
+        ]
+        digest = hashlib.sha256(embedder.name.encode())
+        for chunk in chunks:
+            digest.update(chunk.text.encode("utf-8"))
+            digest.update(b"\0")
+        key = digest.hexdigest()[:16]
+        cache = cache_dir / f"chunk{size}-{model_slug(embedder.name)}.npz"
+        if cache.exists():
+            stored = np.load(cache)
+            if str(stored["key"]) == key and len(stored["vectors"]) == len(chunks):
+                return cls(chunks, stored["vectors"], embedder)
+        vectors = embed_in_batches(embedder, [c.text for c in chunks], progress, phase=f"embedding chunk{size}")
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, key=np.array(key), vectors=vectors)
+        return cls(chunks, vectors, embedder)
+
+    def search(self, query: str, top_k: int = 5) -> list[RetrievedContext]:
+        """Return the ``top_k`` chunks closest to a query, best first.
+
+        Args:
+            query: The question.
+            top_k: Chunks returned.
+
+        Returns:
+            The chunks as retrieved contexts (no sentence hits: chunks know no sentences).
+        """
+        if not self.chunks:
+            return []
+        scores = self.vectors @ self.embedder.embed_question(query)
+        count = min(top_k, len(self.chunks))
+        best = np.argpartition(-scores, count - 1)[:count]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [self._context(int(i), float(scores[i])) for i in best]
+
+    def _context(self, index: int, score: float) -> RetrievedContext:
+        chunk = self.chunks[index]
+        return RetrievedContext(doc_id=chunk.doc_id, source=chunk.source, title=chunk.title, section=(),
+                                first=chunk.number, last=chunk.number, start=chunk.start, end=chunk.end,
+                                text=chunk.text, score=score, hits=())
+
+
+def embed_in_batches(embedder: Embedder, texts: list[str], progress: Callable[[str, int, int], None] | None = None,
+                     *, phase: str = "embedding") -> np.ndarray:
+    """Embed passages as ingestion does: sorted by length, in the embedder's batch size.
+
+    Args:
+        embedder: The model.
+        texts: Passages.
+        progress: Called as ``progress(phase, done, total)`` after each batch.
+        phase: The progress label.
+
+    Returns:
+        One vector per text, in the order given.
+    """
+    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    size = embedder.batch_size
+    for start in range(0, len(order), size):
+        batch = order[start : start + size]
+        vectors[batch] = embedder.embed_passages([texts[i] for i in batch])
+        if progress:
+            progress(phase, min(start + size, len(order)), len(order))
+    return vectors

@@ -1,0 +1,211 @@
+"""``selfcrag eval --mode retrieval``: the retrieval metrics of a set, per configuration.
+
+Configurations are the ablations of one run: ``hybrid`` (the default),
+``dense``, ``bm25``, ``hybrid-nowindow`` (hit sentences alone), ``weighted``
+(score fusion instead of RRF), any of them with overrides
+(``hybrid@window=2@rrf_k=30``), and ``chunk512``: fixed 512-character chunks
+with 10% overlap searched by dense vectors only, the common baseline
+(:mod:`evaluation.chunking`; any size works, e.g. ``chunk256``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, fields, replace
+
+from selfcrag.errors import UserError
+from selfcrag.eval.chunking import CHUNK_OVERLAP, ChunkIndex, chunk_size_of
+from selfcrag.eval.metrics import aggregate, found_rank
+from selfcrag.eval.sets import EvalSet, sample_questions
+from selfcrag.index.ingest import IngestSummary, ingest
+from selfcrag.search.contexts import RetrievedContext
+from selfcrag.search.retriever import RetrievalConfig, Retriever
+from selfcrag.settings import Settings
+
+ProgressCallback = Callable[[str, int, int], None]
+
+# Named configurations; a name may carry overrides: ``hybrid@window=2@rrf_k=30``.
+NAMED_CONFIGS: dict[str, RetrievalConfig] = {
+    "hybrid": RetrievalConfig(),
+    "dense": RetrievalConfig(mode="dense"),
+    "bm25": RetrievalConfig(mode="bm25"),
+    "hybrid-nowindow": RetrievalConfig(window=0, section_ratio=2.0),
+    "weighted": RetrievalConfig(fusion="weighted", dense_weight=0.5, bm25_weight=0.5),
+}
+DEFAULT_ABLATIONS = "dense,bm25,hybrid,hybrid-nowindow,chunk512"
+
+
+def parse_config(spec: str) -> RetrievalConfig:
+    """Turn ``name[@field=value...]`` into a configuration.
+
+    Args:
+        spec: E.g. ``hybrid``, ``dense@window=2``, ``weighted@dense_weight=0.7@bm25_weight=0.3``.
+
+    Returns:
+        The configuration.
+
+    Raises:
+        UserError: Unknown name or field.
+    """
+    name, *overrides = spec.split("@")
+    if name not in NAMED_CONFIGS:
+        known = ", ".join([*NAMED_CONFIGS, "chunk<size> (e.g. chunk512)"])
+        raise UserError(f"unknown retrieval configuration {name!r}; known: {known}")
+    config = NAMED_CONFIGS[name]
+    types = {f.name: type(getattr(config, f.name)) for f in fields(config)}
+    for override in overrides:
+        key, _, value = override.partition("=")
+        if key not in types:
+            raise UserError(f"unknown retrieval setting {key!r} in {spec!r}; settings: {', '.join(types)}")
+        try:
+            config = replace(config, **{key: types[key](value)})
+        except ValueError:
+            raise UserError(f"{key}={value!r} in {spec!r} is not a {types[key].__name__}") from None
+    return config
+
+
+def window_configs(windows: str) -> list[str]:
+    """Turn ``--windows 0,1,2`` into the hybrid configurations of those window sizes.
+
+    Args:
+        windows: Comma-separated sentence counts.
+
+    Returns:
+        ``hybrid@window=N`` specs.
+
+    Raises:
+        UserError: A size that is not a whole number from 0.
+    """
+    specs = []
+    for part in (w.strip() for w in windows.split(",")):
+        if not part:
+            continue
+        if not part.isdigit():
+            raise UserError(f"--windows takes whole numbers from 0, comma-separated; got {part!r}")
+        specs.append(f"hybrid@window={int(part)}")
+    return specs
+
+
+def check_configs(specs: list[str]) -> None:
+    """Reject unknown configurations before any work is done.
+
+    Args:
+        specs: Configuration specs.
+
+    Raises:
+        UserError: One of them is not a configuration.
+    """
+    for spec in specs:
+        if chunk_size_of(spec) is None:
+            parse_config(spec)
+
+
+def eval_data_dir(settings: Settings, evalset: EvalSet) -> Settings:
+    """Settings whose data directory is the set's own index (kept between runs)."""
+    tag = hashlib.sha1(str(evalset.root).encode()).hexdigest()[:8]
+    return replace(settings, data_dir=settings.data_dir / "eval" / f"{evalset.name}-{tag}",
+                   collection_prefix=f"{settings.collection_prefix}_eval_{tag}")
+
+
+def ingest_set(evalset: EvalSet, settings: Settings,
+               progress: ProgressCallback | None = None) -> tuple[Settings, IngestSummary]:
+    """Bring a set's own index up to date with its documents (unchanged files cost nothing).
+
+    Args:
+        evalset: The set.
+        settings: Base settings (the set's index goes under their data directory).
+        progress: Called as ``progress(phase, done, total)``.
+
+    Returns:
+        The set's settings and what the ingest did.
+    """
+    set_settings = eval_data_dir(settings, evalset)
+    summary = ingest([evalset.docs_dir], set_settings, prune=True, progress=progress)
+    return set_settings, summary
+
+
+def ingest_report(summary: IngestSummary) -> dict[str, object]:
+    """The ingest as reported beside the first result of a set."""
+    return {
+        "documents": summary.documents,
+        "sentences": summary.sentences,
+        "embedded": summary.embedded,
+        "seconds": round(summary.seconds, 1),
+        "sentences_per_s": round(summary.embedded / summary.seconds, 1) if summary.embedded else None,
+    }
+
+
+@dataclass
+class _Searcher:
+    """One configuration's search: the sentence retriever, or the chunk baseline."""
+
+    search: Callable[[str], list[RetrievedContext]]
+    settings: dict[str, object]
+
+
+def _searcher(spec: str, retriever: Retriever, progress: ProgressCallback | None) -> _Searcher:
+    size = chunk_size_of(spec)
+    if size is not None:
+        chunks = ChunkIndex.build(retriever.snapshot, retriever.embedder,
+                                  retriever.settings.data_dir / "baselines", size, progress)
+        return _Searcher(lambda q: chunks.search(q, 5),
+                         {"mode": "dense", "chunk_chars": size, "chunk_overlap": CHUNK_OVERLAP,
+                          "chunks": len(chunks.chunks)})
+    config = parse_config(spec)
+    return _Searcher(lambda q: retriever.search(q, config).contexts, dict(asdict(config)))
+
+
+def run_retrieval_eval(
+    evalset: EvalSet,
+    retriever: Retriever,
+    configs: list[str],
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    progress: ProgressCallback | None = None,
+) -> Iterator[dict[str, object]]:
+    """Measure each configuration on a set's answerable questions.
+
+    Args:
+        evalset: The set.
+        retriever: An open retriever on the set's index (see :func:`ingest_set`).
+        configs: Configuration specs (see :func:`parse_config`; ``chunk<size>`` for the baseline).
+        limit: Only a sample of this many answerable questions (see :func:`~evaluation.sets.sample_questions`).
+        seed: Seed of that sample.
+        progress: Called as ``progress(phase, done, total)``.
+
+    Yields:
+        One result per configuration.
+    """
+    check_configs(configs)
+    questions = sample_questions([q for q in evalset.questions if q.answerable], limit, seed)
+    retriever.search(questions[0].question if questions else "warm up")
+    for spec in configs:
+        searcher = _searcher(spec, retriever, progress)
+        ranks: list[int | None] = []
+        chars: list[int] = []
+        latencies: list[float] = []
+        for number, question in enumerate(questions, 1):
+            began = time.perf_counter()
+            contexts = searcher.search(question.question)
+            latencies.append((time.perf_counter() - began) * 1000)
+            ranks.append(found_rank(contexts, question))
+            chars.append(sum(len(c.text) for c in contexts[:5]))
+            if progress:
+                progress(f"{evalset.name}: searching ({spec})", number, len(questions))
+        scores = aggregate(ranks, chars, latencies)
+        yield {
+            "mode": "retrieval",
+            "set": evalset.name,
+            "config": spec,
+            "n": scores.n,
+            "hit@1": round(scores.hit_at_1, 4),
+            "hit@5": round(scores.hit_at_5, 4),
+            "mrr@5": round(scores.mrr_at_5, 4),
+            "ctx_chars@5": round(scores.ctx_chars_at_5, 1),
+            "p50_ms": round(scores.p50_ms, 2),
+            "p95_ms": round(scores.p95_ms, 2),
+            "settings": searcher.settings,
+        }

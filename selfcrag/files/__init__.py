@@ -1,0 +1,1 @@
+"""Files in: finding documents on disk and reading them as text (Markdown, plain text, PDF)."""

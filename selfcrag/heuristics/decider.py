@@ -1,0 +1,151 @@
+"""Offline routing of messages that need no retrieval, and the replies to them.
+
+Rules, not guesses: a message is answered directly only when the whole of it
+is a greeting or thanks, an arithmetic expression, or a question about the
+conversation itself. Anything else goes to retrieval, where the evaluator
+decides whether the knowledge base can answer it.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+
+from selfcrag.index.tokenize import detect_language
+from selfcrag.prompts import replies
+
+Route = Literal["retrieve", "greeting", "thanks", "arithmetic", "conversation", "empty"]
+
+_GREETING = re.compile(
+    r"^(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|greetings|who are you|what can you do|"
+    r"你好|您好|嗨|哈喽|早上好|下午好|晚上好|你是谁|你能做什么)(?: there| everyone|呀|啊)?$")
+_THANKS = re.compile(r"^(?:thanks|thank you|thx|cheers|great|ok|okay|bye|goodbye|谢谢|多谢|感谢|好的|再见|拜拜)"
+                     r"(?: (?:a lot|very much|so much))?(?:你|您)?$")
+_CONVERSATION = re.compile(
+    r"\bwhat (?:did|was) (?:i|my) (?:just |last |previous )?(?:ask|question)|\bmy (?:last|previous) question\b|"
+    r"\bwhat did you (?:just )?(?:say|answer)|\byour (?:last|previous) answer\b|\brepeat (?:that|your answer)\b|"
+    r"我(?:刚才|之前|上一个|上次)(?:问|说)了?什么|上一个问题|你(?:刚才|上次)(?:说|回答)了?什么|重复一下",
+    re.IGNORECASE)
+_ARITHMETIC_FILLER = re.compile(
+    r"^(?:what(?:'s| is)|calculate|compute|how much is|请问|请计算|计算|算一下)?\s*(.*?)\s*"
+    r"(?:\s*(?:=\s*\?|=|\?|？|等于多少|等于几|是多少|是几))*\s*$", re.IGNORECASE)
+_ARITHMETIC_CHARS = re.compile(r"^[\d\s.+\-*/%()^×÷xX（）加减乘除以]+$")
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+
+
+def _plain(message: str) -> str:
+    return re.sub(r"[\s!！.。,，~～?？]+$", "", message.strip().lower()).strip()
+
+
+def classify_message(message: str) -> Route:
+    """Decide, by rule, whether a message needs the knowledge base.
+
+    Args:
+        message: The user's message.
+
+    Returns:
+        ``retrieve``, or why the message is answered directly.
+    """
+    plain = _plain(message)
+    if not plain:
+        return "empty"
+    if _GREETING.match(plain):
+        return "greeting"
+    if _THANKS.match(plain):
+        return "thanks"
+    if arithmetic_expression(message) is not None:
+        return "arithmetic"
+    if _CONVERSATION.search(message):
+        return "conversation"
+    return "retrieve"
+
+
+def arithmetic_expression(message: str) -> str | None:
+    """Extract an arithmetic expression that makes up the whole message.
+
+    Args:
+        message: E.g. ``What is (3 + 4) * 2?`` or ``12乘以3等于多少``.
+
+    Returns:
+        The expression in Python syntax, or None when the message is not one.
+    """
+    match = _ARITHMETIC_FILLER.match(message.strip())
+    body = match.group(1) if match else ""
+    if not body or not _ARITHMETIC_CHARS.match(body) or not re.search(r"\d", body):
+        return None
+    expression = (body.replace("×", "*").replace("x", "*").replace("X", "*").replace("÷", "/").replace("^", "**")
+                  .replace("（", "(").replace("）", ")").replace("乘以", "*").replace("除以", "/")
+                  .replace("加", "+").replace("减", "-").replace("乘", "*").replace("除", "/"))
+    if not re.search(r"\d\s*(?:\*\*|[-+*/%])\s*[\d(]", expression) or evaluate(expression) is None:
+        return None
+    return expression
+
+
+def evaluate(expression: str) -> float | int | None:
+    """Evaluate an arithmetic expression safely (numbers and + - * / // % ** only).
+
+    Args:
+        expression: Python-syntax arithmetic.
+
+    Returns:
+        The value, or None when it is not plain arithmetic or cannot be computed.
+    """
+    def walk(node: ast.AST) -> float | int:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            value = walk(node.operand)
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Pow) and abs(right) > 100:
+                raise ValueError("exponent too large")
+            return _OPERATORS[type(node.op)](left, right)
+        raise ValueError("not arithmetic")
+
+    try:
+        value = walk(ast.parse(expression, mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return round(value, 10) if isinstance(value, float) else value
+
+
+def direct_reply(route: Route, message: str, history: Sequence[AnyMessage]) -> str:
+    """Write the offline reply to a message that needs no retrieval.
+
+    Args:
+        route: From :func:`classify_message`.
+        message: The user's message.
+        history: Earlier messages of the conversation (without this one).
+
+    Returns:
+        The reply, in the message's language.
+    """
+    language = detect_language(message)
+    if route == "empty":
+        return replies.EMPTY_QUESTION[language]
+    if route == "greeting":
+        return replies.GREETING[language]
+    if route == "thanks":
+        return replies.THANKS[language]
+    if route == "arithmetic":
+        expression = arithmetic_expression(message) or ""
+        return replies.ARITHMETIC[language].format(expression=expression.replace("**", "^"),
+                                                   value=evaluate(expression))
+    asks_answer = re.search(r"\bsay|answer|说|回答", message, re.IGNORECASE) is not None
+    kind = AIMessage if asks_answer else HumanMessage
+    earlier = [m for m in history if isinstance(m, kind)]
+    if not earlier:
+        return replies.NO_HISTORY[language]
+    text = earlier[-1].text
+    if asks_answer:
+        return replies.PREVIOUS_ANSWER[language].format(answer=text)
+    return replies.PREVIOUS_QUESTION[language].format(question=text)

@@ -1,0 +1,224 @@
+"""The offline retrieval evaluator: how well a passage, or one of its strips, answers a question.
+
+Every score is a weighted mean of signals in [0, 1], all defined here:
+
+* coverage: IDF-weighted share of the question's words the text contains,
+  counting those of its document title, headings and lead-in as present;
+* phrase: share of the question's adjacent term pairs found adjacent;
+* dense: the embedding cosine, placed between an unrelated sentence's
+  (0) and a restatement of the question's (1);
+* answer type: whether the text holds the kind of value asked for (a
+  duration for "how long", an amount for "price"), when one is asked for; a
+  text with no number at all then also loses a fifth of its score;
+* agreement (passages only): whether both retrievers, dense and BM25, found it.
+
+A heading counts for half: it names a topic but answers nothing. A passage
+scores by its best strip, plus the coverage of all its sentences and headings
+together and the agreement of the retrievers. The thresholds that turn scores
+into CRAG's actions are knobs of :class:`graph.context.Context`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from selfcrag.graph.state import Passage
+from selfcrag.heuristics.signals import (
+    QUESTION_TERMS,
+    QuestionProfile,
+    answer_type_match,
+    profile_question,
+    term_statistics,
+)
+from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, strip_vectors
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.tokenize import tokenize
+from selfcrag.search.retriever import Retriever
+
+STRIP_WEIGHTS = {"coverage": 0.45, "phrase": 0.10, "dense": 0.30, "answer_type": 0.15}
+PASSAGE_WEIGHTS = {"best_strip": 0.80, "coverage": 0.10, "agreement": 0.10}
+HEADING_FACTOR = 0.5
+# A question asking for a value (a duration, an amount) is not answered by a sentence holding no number.
+NO_VALUE_FACTOR = 0.8
+BACKGROUND_SAMPLE = 256
+
+
+@dataclass(frozen=True)
+class StripSignals:
+    """The signals of one strip, each in [0, 1] (answer_type None when no value is asked for)."""
+
+    coverage: float
+    phrase: float
+    dense: float
+    answer_type: float | None
+
+
+def strip_signals(profile: QuestionProfile, text: str, setting: str, cosine: float) -> StripSignals:
+    """Measure a sentence against a question.
+
+    Args:
+        profile: The question.
+        text: The sentence.
+        setting: What the sentence stands in: its heading path and the
+            sentences it leans on (a list item's lead-in). The question's
+            words found there count as covered: a sentence under "Rate limits"
+            in the "Aurora API" guide need not repeat either.
+        cosine: Cosine of the question vector with the sentence vector.
+
+    Returns:
+        The signals.
+    """
+    tokens = [t for t in tokenize(text) if t not in QUESTION_TERMS]
+    return StripSignals(
+        coverage=profile.coverage(set(tokens) | set(tokenize(setting))),
+        phrase=profile.phrase_match(tokens),
+        dense=profile.dense(cosine),
+        answer_type=answer_type_match(text, profile.answer_type),
+    )
+
+
+def score_strip(signals: StripSignals, kind: str) -> float:
+    """Combine a strip's signals into its relevance score.
+
+    Args:
+        signals: From :func:`strip_signals`.
+        kind: The sentence kind (headings count for half).
+
+    Returns:
+        A score in [0, 1].
+    """
+    values = {"coverage": signals.coverage, "phrase": signals.phrase, "dense": signals.dense,
+              "answer_type": signals.answer_type}
+    used = [(STRIP_WEIGHTS[name], value) for name, value in values.items() if value is not None]
+    score = sum(w * v for w, v in used) / sum(w for w, _ in used)
+    if signals.answer_type == 0.0:
+        score *= NO_VALUE_FACTOR
+    return score * (HEADING_FACTOR if kind == "heading" else 1.0)
+
+
+def score_context(best_strip: float, coverage: float, agreement: float) -> float:
+    """Combine a passage's signals into the evaluator's score.
+
+    Args:
+        best_strip: Score of its best strip.
+        coverage: Question coverage of all its sentences and its section headings together.
+        agreement: 1.0 when both retrievers found it, 0.0 when one did.
+
+    Returns:
+        A score in [0, 1].
+    """
+    return (PASSAGE_WEIGHTS["best_strip"] * best_strip + PASSAGE_WEIGHTS["coverage"] * coverage
+            + PASSAGE_WEIGHTS["agreement"] * agreement)
+
+
+class OfflineEvaluator:
+    """Scores passages and strips of one retriever's index (vectors come from its store).
+
+    Args:
+        retriever: The open retriever.
+    """
+
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever = retriever
+        self._lock = threading.Lock()
+        self._background: tuple[IndexSnapshot, np.ndarray] | None = None
+        self._profiles: dict[tuple[int, str], QuestionProfile] = {}
+
+    @property
+    def snapshot(self) -> IndexSnapshot:
+        """The retriever's current snapshot."""
+        return self.retriever.snapshot
+
+    def profile(self, question: str) -> QuestionProfile:
+        """Prepare a question once per snapshot (later calls are free).
+
+        Args:
+            question: The question.
+
+        Returns:
+            Its profile.
+        """
+        snapshot = self.snapshot
+        key = (id(snapshot), question)
+        with self._lock:
+            if key not in self._profiles:
+                if len(self._profiles) > 256:
+                    self._profiles.clear()
+                self._profiles[key] = profile_question(question, self.retriever.embedder,
+                                                       term_statistics(snapshot.bm25), self._background_vectors())
+            return self._profiles[key]
+
+    def forget_questions(self) -> None:
+        """Drop the prepared questions, so each is embedded again when next asked (fair timing between runs)."""
+        with self._lock:
+            self._profiles.clear()
+
+    def _background_vectors(self) -> np.ndarray:
+        snapshot = self.snapshot
+        if self._background is None or self._background[0] is not snapshot:
+            size = len(snapshot.sentences)
+            sample = np.linspace(0, size - 1, min(size, BACKGROUND_SAMPLE)).astype(int)
+            rows: list[int] = np.unique(sample).tolist() if size else []
+            strips = [KnowledgeStrip("", 0, r, "", (), 0, 0, snapshot.sentence_text(r)) for r in rows]
+            self._background = (snapshot, strip_vectors(self.retriever, strips))
+        return self._background[1]
+
+    def score_strips(self, profile: QuestionProfile, strips: Sequence[KnowledgeStrip]) -> list[float]:
+        """Score strips against a question.
+
+        Args:
+            profile: The question.
+            strips: Strips of the retriever's snapshot.
+
+        Returns:
+            One score per strip.
+        """
+        cosines = strip_vectors(self.retriever, strips) @ profile.vector
+        scores = []
+        for strip, cosine in zip(strips, cosines, strict=True):
+            title = self.snapshot.documents[strip.doc_id].record.title
+            setting = " ".join([title, *strip.section, *(c.text for c in companions(self.snapshot, strip))])
+            scores.append(score_strip(strip_signals(profile, strip.text, setting, float(cosine)), strip.kind))
+        return scores
+
+    def score_passage(self, profile: QuestionProfile, passage: Passage) -> float:
+        """Score a retrieved passage (CRAG's retrieval evaluator).
+
+        Args:
+            profile: The question.
+            passage: A passage retrieved from the retriever's index.
+
+        Returns:
+            A score in [0, 1]; 0 for a passage whose document is no longer indexed.
+        """
+        strips = passage_strips(self.snapshot, passage["doc_id"], passage["first"], passage["last"])
+        if not strips:
+            return 0.0
+        best = max(self.score_strips(profile, strips))
+        terms = set(tokenize(" ".join([passage["title"], *passage["section"], *(s.text for s in strips)])))
+        agreement = 1.0 if passage["dense_rank"] is not None and passage["bm25_rank"] is not None else 0.0
+        return score_context(best, profile.coverage(terms), agreement)
+
+
+_evaluators: dict[int, OfflineEvaluator] = {}
+_evaluators_lock = threading.Lock()
+
+
+def evaluator_for(retriever: Retriever) -> OfflineEvaluator:
+    """Return the evaluator of a retriever (one per retriever, kept for its caches).
+
+    Args:
+        retriever: An open retriever.
+
+    Returns:
+        Its evaluator.
+    """
+    with _evaluators_lock:
+        evaluator = _evaluators.get(id(retriever))
+        if evaluator is None or evaluator.retriever is not retriever:
+            evaluator = _evaluators[id(retriever)] = OfflineEvaluator(retriever)
+        return evaluator

@@ -1,0 +1,278 @@
+"""What the offline steps know about a question: its terms, their weights, its vector, its answer type.
+
+Pure functions over the index's statistics, apart from :func:`profile_question`,
+which embeds the question.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import jieba
+import numpy as np
+
+from selfcrag.index.bm25 import SentenceBM25
+from selfcrag.index.embed import Embedder
+from selfcrag.index.tokenize import EN_STOPWORDS, ZH_STOPWORDS, detect_language, tokenize
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['’.\-][^\W_{_CJK}]+)*")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+
+# Question words that survive the stop lists but never appear in an answer
+# ("how long", "多久"): matching them says nothing about relevance.
+QUESTION_TERMS = frozenset(
+    "long mani much soon often far old get".split()
+    + "最 多久 多长 多长时间 多大 多远 最晚 最早 最多 最少 能否 有没有 是不是".split()
+)
+
+_NUMBER = r"(?<![A-Za-z\d])\d[\d,.]*"
+_UNIT_TIME_EN = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)"
+_UNIT_TIME_ZH = r"(?:秒|分钟|小时|个?工作日|天|日|周|个?星期|个月|年)"
+_WORD_NUMBER_EN = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|an?)"
+
+# Expected answer types: (question pattern, answer pattern), tried in this order.
+ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "duration": (
+        re.compile(r"\bhow (?:long|soon)\b|\bhow many (?:business |working )?" + _UNIT_TIME_EN + r"\b"
+                   r"|\bwithin how many\b|多久|多长时间|多少天|几天|多少个?工作日|多少小时|几个?小时|多少年|几年|"
+                   r"多少个月|几个月|期限|时效|时长|有效期", re.IGNORECASE),
+        re.compile(_NUMBER + r"\s*-?\s*" + _UNIT_TIME_EN + r"\b|\b" + _WORD_NUMBER_EN + r"\s+" + _UNIT_TIME_EN
+                   + r"\b|\d+\s*" + _UNIT_TIME_ZH + r"|[一二三四五六七八九十两半]+\s*" + _UNIT_TIME_ZH,
+                   re.IGNORECASE),
+    ),
+    "money": (
+        re.compile(r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|salary)\b|售价|价格|价钱|多少钱|费用|收费|"
+                   r"运费|手续费|多少元", re.IGNORECASE),
+        re.compile(r"[$€£¥￥]\s?\d|" + _NUMBER + r"\s*(?:dollars?|euros?|usd|eur|gbp|cents?)\b|\d+(?:\.\d+)?\s*"
+                   r"(?:元|块|美元|欧元)", re.IGNORECASE),
+    ),
+    "time": (
+        re.compile(r"\bwhat time\b|\b(?:opening|office|core|business|working) hours\b|几点|营业时间|开放时间|"
+                   r"服务时间|工作时间|上班时间", re.IGNORECASE),
+        re.compile(r"\b\d{1,2}[:：]\d{2}\b|\d{1,2}\s*点|\b\d{1,2}\s*(?:am|pm)\b", re.IGNORECASE),
+    ),
+    "date": (
+        re.compile(r"\bwhen (?:was|were|did|will)\b|\bwhat date\b|\bwhich (?:year|day|month)\b|\bin what year\b|"
+                   r"哪一?年|哪一?天|什么时候|何时|日期|哪个月", re.IGNORECASE),
+        re.compile(r"\b(?:1[6-9]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+                   r"\d+\s*年|\d+\s*月\s*\d+\s*日", re.IGNORECASE),
+    ),
+    "url": (
+        re.compile(r"\b(?:url|urls|endpoint|address|link|website|domain)\b|网址|链接|地址|域名", re.IGNORECASE),
+        re.compile(r"https?://|www\.|`/[\w/.-]+`|\b[\w-]+\.(?:com|org|net|io|cn|example)\b", re.IGNORECASE),
+    ),
+    "percent": (
+        re.compile(r"\bpercent(?:age)?\b|\bproportion\b|百分之|百分比|比例|几成", re.IGNORECASE),
+        re.compile(r"\d+(?:\.\d+)?\s*%|\bpercent\b|百分之", re.IGNORECASE),
+    ),
+    "number": (
+        re.compile(r"\bhow (?:many|much)\b|\bnumber of\b|\blimits?\b|\bmaximum\b|\bminimum\b|多少|几个|上限|"
+                   r"下限|最多|最少", re.IGNORECASE),
+        re.compile(_NUMBER),
+    ),
+}
+_ANY_NUMBER = re.compile(_NUMBER + r"|[一二三四五六七八九十两]+\s*" + _UNIT_TIME_ZH)
+
+
+def expected_answer_type(question: str) -> str | None:
+    """Guess what kind of value answers a question.
+
+    Args:
+        question: The question.
+
+    Returns:
+        ``duration``, ``money``, ``time``, ``date``, ``url``, ``percent``,
+        ``number``, or None when the question does not ask for a value.
+    """
+    for kind, (asks, _) in ANSWER_TYPES.items():
+        if asks.search(question):
+            return kind
+    return None
+
+
+def answer_type_match(text: str, kind: str | None) -> float | None:
+    """Tell whether a text holds a value of the expected kind.
+
+    Args:
+        text: A sentence.
+        kind: From :func:`expected_answer_type`.
+
+    Returns:
+        1.0 when it does, 0.5 when it has a number of some other kind, 0.0
+        when it has none; None when no kind is expected.
+    """
+    if kind is None:
+        return None
+    if ANSWER_TYPES[kind][1].search(text):
+        return 1.0
+    return 0.5 if _ANY_NUMBER.search(text) else 0.0
+
+
+@dataclass(frozen=True)
+class TermStatistics:
+    """Inverse document frequencies of the index's BM25 vocabulary (Lucene's formula)."""
+
+    vocabulary: dict[str, int]
+    idf: np.ndarray
+    unseen_idf: float
+
+    def weight(self, term: str) -> float:
+        """Return a term's IDF; a term absent from the index counts as the rarest indexed term."""
+        column = self.vocabulary.get(term)
+        return self.unseen_idf if column is None else float(self.idf[column])
+
+
+@lru_cache(maxsize=4)
+def term_statistics(bm25: SentenceBM25) -> TermStatistics:
+    """Derive IDFs from a BM25 index (cached per index object).
+
+    Args:
+        bm25: The snapshot's BM25 index.
+
+    Returns:
+        The statistics.
+    """
+    size = max(bm25.size, 1)
+    frequencies = np.diff(bm25.weights.indptr) if bm25.weights.shape[1] else np.zeros(0)
+    idf = np.log1p((size - frequencies + 0.5) / (frequencies + 0.5))
+    return TermStatistics(bm25.vocabulary, idf, math.log1p((size - 0.5) / 1.5))
+
+
+def question_words(text: str) -> list[tuple[str, ...]]:
+    """Split a question into its content words, each as the index terms it yields.
+
+    A Chinese word is cut by jieba's precise mode, then tokenised like the
+    index (search mode), so ``差旅费`` becomes ``(差旅, 旅费, 差旅费)``: one word
+    whose sub-terms can match partly, rather than three words.
+
+    Args:
+        text: The question.
+
+    Returns:
+        One tuple of terms per content word, in order, repeats dropped.
+    """
+    words: list[tuple[str, ...]] = []
+    for match in _WORD.finditer(text.lower()):
+        pieces = jieba.cut(match.group(0)) if _CJK_RUN.fullmatch(match.group(0)) else [match.group(0)]
+        for piece in pieces:
+            terms = tuple(t for t in dict.fromkeys(tokenize(piece)) if t not in QUESTION_TERMS)
+            if terms and terms not in words:
+                words.append(terms)
+    return words
+
+
+def surface_words(text: str) -> list[str]:
+    """Split a text into content words as written (not stemmed), repeats dropped.
+
+    Args:
+        text: Chinese, English or mixed text.
+
+    Returns:
+        Words that are not stop words or question words, in order.
+    """
+    words: list[str] = []
+    for match in _WORD.finditer(text):
+        run = match.group(0)
+        pieces = jieba.cut(run) if _CJK_RUN.fullmatch(run) else [run]
+        for piece in pieces:
+            lower = piece.lower()
+            if lower in EN_STOPWORDS or lower in ZH_STOPWORDS or not tokenize(piece):
+                continue
+            if all(t in QUESTION_TERMS for t in tokenize(piece)) or (len(piece) == 1 and not piece.isdigit()):
+                continue
+            if lower not in (w.lower() for w in words):
+                words.append(piece)
+    return words
+
+
+@dataclass(frozen=True)
+class QuestionProfile:
+    """A question, prepared once for scoring many passages and strips.
+
+    Attributes:
+        text: The question.
+        language: ``zh`` or ``en``.
+        words: Content words as index terms (question words dropped), in order.
+        weights: Weight (highest IDF of its terms) of each word.
+        pairs: Adjacent word pairs of the question, for phrase matches.
+        vector: The question embedded as a query.
+        ceiling: Cosine of the query vector with the question embedded as a
+            passage: what a sentence saying the same thing would score.
+        floor: Mean cosine of the query vector with sample sentences of the
+            index: what an unrelated sentence scores.
+        answer_type: Expected kind of value, if any.
+    """
+
+    text: str
+    language: str
+    words: tuple[tuple[str, ...], ...]
+    weights: tuple[float, ...]
+    pairs: frozenset[tuple[str, str]]
+    vector: np.ndarray
+    ceiling: float
+    floor: float
+    answer_type: str | None
+
+    def coverage(self, terms: set[str]) -> float:
+        """Weighted share of the question's words present in a set of index terms.
+
+        A word counts fully when its own term is present, in part when some of
+        its sub-terms are.
+        """
+        total = sum(self.weights)
+        if not total:
+            return 0.0
+        found = 0.0
+        for word, weight in zip(self.words, self.weights, strict=True):
+            if word[-1] in terms:
+                found += weight
+            else:
+                found += weight * sum(t in terms for t in word) / (len(word) + 1)
+        return found / total
+
+    def phrase_match(self, tokens: list[str]) -> float:
+        """Share of the question's adjacent word pairs that stand adjacent in a token list."""
+        if not self.pairs:
+            return 0.0
+        found = set(zip(tokens, tokens[1:], strict=False))
+        return len(self.pairs & found) / len(self.pairs)
+
+    def dense(self, cosine: float) -> float:
+        """Place a cosine between the unrelated floor (0) and the ceiling (1)."""
+        span = max(self.ceiling - self.floor, 1e-6)
+        return float(min(max((cosine - self.floor) / span, 0.0), 1.0))
+
+
+def profile_question(question: str, embedder: Embedder, statistics: TermStatistics,
+                     background: np.ndarray) -> QuestionProfile:
+    """Prepare a question for scoring.
+
+    Args:
+        question: The question.
+        embedder: The index's embedder.
+        statistics: IDFs of the index.
+        background: Vectors of sample sentences of the index (rows), for the floor.
+
+    Returns:
+        The profile.
+    """
+    words = question_words(question)
+    heads = [w[-1] for w in words]
+    vector = embedder.embed_question(question)
+    ceiling = float(embedder.embed_passages([question])[0] @ vector)
+    floor = float((background @ vector).mean()) if len(background) else 0.0
+    return QuestionProfile(
+        text=question,
+        language=detect_language(question),
+        words=tuple(words),
+        weights=tuple(max(statistics.weight(t) for t in w) for w in words),
+        pairs=frozenset(zip(heads, heads[1:], strict=False)),
+        vector=vector,
+        ceiling=max(ceiling, floor + 0.05),
+        floor=floor,
+        answer_type=expected_answer_type(question),
+    )

@@ -1,0 +1,169 @@
+"""Knowledge strips: the sentences of a passage, the unit that is scored, kept and quoted.
+
+A strip is one sentence of the index's sentence table. Some sentences do not
+stand alone, and are kept together with the sentences they lean on: a list
+item with its lead-in ("The following are not returnable:"), a lead-in with
+its items (the steps after "as follows:"), and a clause cut at a semicolon
+with its continuation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.search.retriever import Retriever
+
+_LEAD_IN_ENDS = (":", "：")
+_CLAUSE_ENDS = (";", "；")
+_ITEM_KINDS = ("list", "clause")
+# Items a lead-in brings along at most.
+MAX_ITEMS = 8
+_MARKERS = (("circled", re.compile(r"^[\u2460-\u2473\u2776-\u277f]")), ("dash", re.compile(r"^[-*•+]\s")),
+            ("number", re.compile(r"^\(?\d+[.)、）]")), ("cjk", re.compile(r"^[一二三四五六七八九十]+[、.．]")))
+
+
+def _marker(text: str) -> str:
+    """The style of a list item's marker: circled digit, dash, number, Chinese numeral or none."""
+    stripped = text.lstrip()
+    return next((name for name, pattern in _MARKERS if pattern.match(stripped)), "none")
+
+
+@dataclass(frozen=True)
+class KnowledgeStrip:
+    """One sentence of a document, located in the index.
+
+    Attributes:
+        doc_id: Its document.
+        position: Its position in the document, from 0.
+        row: Its row in the snapshot's sentence table.
+        kind: ``text``, ``heading``, ``list``, ``clause``, ``code`` or ``table``.
+        section: Its heading path.
+        start: Character offset in the document text.
+        end: End offset (exclusive).
+        text: The sentence, verbatim.
+    """
+
+    doc_id: str
+    position: int
+    row: int
+    kind: str
+    section: tuple[str, ...]
+    start: int
+    end: int
+    text: str
+
+
+def strip_at(snapshot: IndexSnapshot, doc_id: str, position: int) -> KnowledgeStrip | None:
+    """Return the strip at a position of a document, or None when there is none.
+
+    Args:
+        snapshot: The committed index.
+        doc_id: Document id.
+        position: Sentence position.
+
+    Returns:
+        The strip, or None (no such document in this snapshot, or position out of range).
+    """
+    document = snapshot.documents.get(doc_id)
+    if document is None or not 0 <= position < document.record.sentence_count:
+        return None
+    row = snapshot.first_row[doc_id] + position
+    sentence = snapshot.sentences[row]
+    return KnowledgeStrip(doc_id, position, row, sentence.kind, sentence.section, sentence.start, sentence.end,
+                          snapshot.sentence_text(row))
+
+
+def passage_strips(snapshot: IndexSnapshot, doc_id: str, first: int, last: int) -> list[KnowledgeStrip]:
+    """Decompose a passage into its strips.
+
+    Args:
+        snapshot: The committed index.
+        doc_id: The passage's document.
+        first: Its first sentence position.
+        last: Its last sentence position (inclusive).
+
+    Returns:
+        The strips in document order.
+    """
+    strips = (strip_at(snapshot, doc_id, p) for p in range(first, last + 1))
+    return [s for s in strips if s is not None]
+
+
+def companions(snapshot: IndexSnapshot, strip: KnowledgeStrip) -> list[KnowledgeStrip]:
+    """Return the sentences a strip needs to be understood: its lead-in, its continuation.
+
+    Args:
+        snapshot: The committed index.
+        strip: A strip.
+
+    Returns:
+        Strips of the same section, in document order.
+    """
+    found: list[KnowledgeStrip] = []
+    if strip.text.rstrip().endswith(_LEAD_IN_ENDS):
+        style = None
+        for position in range(strip.position + 1, strip.position + 1 + MAX_ITEMS):
+            item = strip_at(snapshot, strip.doc_id, position)
+            if item is None or item.section != strip.section or item.kind not in _ITEM_KINDS:
+                break
+            style = style or _marker(item.text)
+            if style == "none" or _marker(item.text) != style:
+                break
+            found.append(item)
+        return found
+    if strip.kind in _ITEM_KINDS:
+        position = strip.position - 1
+        while (before := strip_at(snapshot, strip.doc_id, position)) is not None and before.section == strip.section:
+            if before.kind not in _ITEM_KINDS:
+                if before.text.rstrip().endswith(_LEAD_IN_ENDS):
+                    found.append(before)
+                break
+            position -= 1
+    if strip.text.rstrip().endswith(_CLAUSE_ENDS) and strip.kind not in _ITEM_KINDS:
+        after = strip_at(snapshot, strip.doc_id, strip.position + 1)
+        if after is not None and after.section == strip.section and after.kind == "text":
+            found.append(after)
+    return found
+
+
+def recompose(snapshot: IndexSnapshot, strips: Sequence[KnowledgeStrip]) -> str:
+    """Join strips of one document in document order: runs as written, gaps marked with an ellipsis.
+
+    Args:
+        snapshot: The committed index.
+        strips: Strips of one document.
+
+    Returns:
+        The text.
+    """
+    ordered = sorted({s.position: s for s in strips}.values(), key=lambda s: s.position)
+    if not ordered:
+        return ""
+    text = snapshot.documents[ordered[0].doc_id].record.text
+    runs: list[str] = []
+    run_start = previous = ordered[0]
+    for strip in ordered[1:]:
+        if strip.position != previous.position + 1:
+            runs.append(text[run_start.start : previous.end])
+            run_start = strip
+        previous = strip
+    runs.append(text[run_start.start : previous.end])
+    return " … ".join(run.strip() for run in runs)
+
+
+def strip_vectors(retriever: Retriever, strips: Sequence[KnowledgeStrip]) -> np.ndarray:
+    """Fetch the stored vectors of strips (see :meth:`retrieval.Retriever.sentence_vectors`).
+
+    Args:
+        retriever: The open retriever (its snapshot and vector store).
+        strips: Strips of its snapshot.
+
+    Returns:
+        One row per strip; a strip whose vector is missing is embedded afresh, as ingestion would have.
+    """
+    return retriever.sentence_vectors([s.row for s in strips])

@@ -1,0 +1,92 @@
+"""The offline support check (Self-RAG's ISSUP): is each answer sentence stated by the items it cites?
+
+A sentence quoted verbatim from a cited item (every line of it, for a table
+excerpt) is supported, and that is checked literally, not assumed. Any other sentence (a chat model's paraphrase) is
+supported when every number in it appears in the cited items and either most
+of its terms do or its embedding is close to one of their sentences.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from selfcrag.cite.markers import CitedSentence
+from selfcrag.graph.state import KnowledgeItem
+from selfcrag.heuristics.strips import strip_at, strip_vectors
+from selfcrag.index.tokenize import tokenize
+from selfcrag.search.retriever import Retriever
+
+TERM_OVERLAP = 0.6
+COSINE = 0.9
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class SentenceSupport:
+    """Whether one answer sentence is supported, and how that was found.
+
+    Attributes:
+        supported: The verdict.
+        how: ``verbatim``, ``aligned``, ``numbers`` (a number of the sentence
+            is not in its sources), ``weak`` (too few terms or too far) or
+            ``uncited``.
+        overlap: Share of its terms found in the cited items.
+        cosine: Highest embedding cosine with a cited sentence (0 when not computed).
+    """
+
+    supported: bool
+    how: str
+    overlap: float = 1.0
+    cosine: float = 0.0
+
+
+def _normal(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def check_sentences(sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem],
+                    retriever: Retriever) -> list[SentenceSupport]:
+    """Check every sentence of an answer against the knowledge items it cites.
+
+    Args:
+        sentences: The answer, split into cited sentences.
+        knowledge: The numbered knowledge items.
+        retriever: The open retriever (sentence vectors, embedder).
+
+    Returns:
+        One verdict per sentence.
+    """
+    items = {k["n"]: k for k in knowledge}
+    verdicts = []
+    for sentence in sentences:
+        cited = [items[n] for n in sentence.cites if n in items]
+        if not cited:
+            verdicts.append(SentenceSupport(False, "uncited", 0.0))
+            continue
+        source_text = " ".join(k["text"] for k in cited)
+        lines = [_normal(line) for line in sentence.text.splitlines() if line.strip()]
+        if all(line in _normal(source_text) for line in lines):
+            verdicts.append(SentenceSupport(True, "verbatim"))
+            continue
+        verdicts.append(_align(sentence.text, cited, source_text, retriever))
+    return verdicts
+
+
+def _align(text: str, cited: Sequence[KnowledgeItem], source_text: str, retriever: Retriever) -> SentenceSupport:
+    if not set(_NUMBER.findall(text)) <= set(_NUMBER.findall(source_text)):
+        return SentenceSupport(False, "numbers", 0.0)
+    terms = set(tokenize(text))
+    overlap = len(terms & set(tokenize(source_text))) / len(terms) if terms else 1.0
+    if overlap >= TERM_OVERLAP:
+        return SentenceSupport(True, "aligned", overlap)
+    strips = [s for k in cited for st in k["strips"]
+              if (s := strip_at(retriever.snapshot, k["doc_id"], st["position"])) is not None]
+    if not strips:
+        return SentenceSupport(False, "weak", overlap)
+    cosine = float(np.max(strip_vectors(retriever, strips) @ retriever.embedder.embed_passages([text])[0]))
+    return SentenceSupport(cosine >= COSINE, "aligned" if cosine >= COSINE else "weak", overlap, cosine)

@@ -1,0 +1,1 @@
+"""Chat-model plumbing: construction, transient-fault retries, ``<think>`` stripping, checked replies, redaction."""

@@ -1,0 +1,157 @@
+"""Which chat-model errors are worth another try, and the retry policy around a call.
+
+Transient faults (429, 5xx, timeouts, dropped connections) are retried with
+exponential backoff and full jitter, or after the wait a ``Retry-After``
+header asks for when it asks for no more than :data:`MAX_RETRY_AFTER`
+seconds. A server asking for a longer wait is not waited for: the step gives
+up at once and the node falls back to its offline method.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import openai
+from langchain_core.runnables import Runnable, RunnableConfig
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from selfcrag.llm.errors import UnusableReplyError
+from selfcrag.llm.secrets import redact
+
+log = logging.getLogger(__name__)
+
+# Rate limits, server faults, and the request conflicts OpenAI's own client retries.
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+# Longest Retry-After (seconds) honoured; a longer one means answering offline now beats waiting.
+MAX_RETRY_AFTER = 10.0
+# Longest message kept in a trace or log line.
+MAX_REASON_CHARS = 300
+
+_backoff = wait_random_exponential(multiplier=0.5, max=8)
+
+OnRetry = Callable[[str], None]
+"""Told, in one line, why an attempt failed before the next one is made."""
+
+
+def is_transient(error: BaseException) -> bool:
+    """Tell whether a failed chat request may succeed if sent again.
+
+    Args:
+        error: What the call raised.
+
+    Returns:
+        True for 429, 5xx, 408/409, timeouts and dropped connections.
+    """
+    if isinstance(error, openai.APIStatusError):
+        return error.status_code in RETRYABLE_STATUS or error.status_code >= 500
+    return isinstance(error, openai.APIConnectionError | httpx.TimeoutException | httpx.TransportError)
+
+
+def retry_after(error: BaseException) -> float | None:
+    """Read the wait a server asked for (``retry-after-ms`` or ``Retry-After``, seconds or an HTTP date).
+
+    Args:
+        error: What the call raised.
+
+    Returns:
+        Seconds to wait, or None when the error carries no such header.
+    """
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(float(ms) / 1000, 0.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(when.timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def describe_failure(error: BaseException) -> str:
+    """Say in one short line, without secrets, why a chat step failed (a fault, or a reply it could not use).
+
+    Args:
+        error: What the call raised.
+
+    Returns:
+        E.g. ``HTTP 503: upstream overloaded`` or ``APITimeoutError: Request timed out.``
+    """
+    if isinstance(error, UnusableReplyError):
+        text = str(error)
+    elif isinstance(error, openai.APIStatusError):
+        body = error.body
+        message = body.get("message") if isinstance(body, dict) else None
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            message = body["error"].get("message")
+        text = f"HTTP {error.status_code}: {message or error.message}"
+    else:
+        text = f"{type(error).__name__}: {error}"
+        if isinstance(error, openai.APIConnectionError):
+            root = _root_cause(error)
+            if root is not error and str(root) and str(root) != str(error):
+                text += f" ({root})"  # e.g. "[Errno 111] Connection refused"
+    return redact(" ".join(text.split()))[:MAX_REASON_CHARS]
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    seen = {id(error)}
+    while error.__cause__ is not None and id(error.__cause__) not in seen:
+        error = error.__cause__
+        seen.add(id(error))
+    return error
+
+
+def _should_retry(error: BaseException) -> bool:
+    hinted = retry_after(error)
+    return is_transient(error) and (hinted is None or hinted <= MAX_RETRY_AFTER)
+
+
+def _wait(state: RetryCallState) -> float:
+    error = state.outcome.exception() if state.outcome is not None else None
+    hinted = retry_after(error) if error is not None else None
+    return hinted if hinted is not None else _backoff(state)
+
+
+def invoke_with_retries(runnable: Runnable[Any, Any], value: Any, config: RunnableConfig, attempts: int,
+                        on_retry: OnRetry | None = None) -> Any:
+    """Invoke a runnable, retrying transient faults with backoff (tenacity) or as ``Retry-After`` asks.
+
+    Plain tenacity rather than ``Runnable.with_retry``: the latter cannot set
+    a first wait below one second without tenacity's deprecated ``initial``.
+
+    Args:
+        runnable: A chat model or a chain starting with one.
+        value: Its input.
+        config: Its run configuration (tags, run name).
+        attempts: Tries in all, the first included.
+        on_retry: Told why each failed attempt that is retried failed.
+
+    Returns:
+        The runnable's output.
+    """
+    name = config.get("run_name", "chat")
+
+    def before_sleep(state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome is not None else None
+        reason = describe_failure(error) if error is not None else "unknown error"
+        log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", name, state.attempt_number,
+                 attempts, reason, state.upcoming_sleep)
+        if on_retry is not None:
+            on_retry(reason)
+
+    retrying = Retrying(retry=retry_if_exception(_should_retry), stop=stop_after_attempt(max(attempts, 1)),
+                        wait=_wait, before_sleep=before_sleep, reraise=True)
+    return retrying(runnable.invoke, value, config)

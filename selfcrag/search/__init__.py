@@ -1,0 +1,1 @@
+"""Hybrid sentence search: dense and BM25 rankings, fused, expanded into windows."""

@@ -1,5 +1,0 @@
-"""Structure-aware sentence splitting for Chinese and English text."""
-
-from splitting.sentences import SentenceSpan, document_title, split_sentences
-
-__all__ = ["SentenceSpan", "document_title", "split_sentences"]
