@@ -186,5 +186,6 @@ def context_from_options(base: Context | None = None, **options: Any) -> Context
     unknown = sorted(set(options) - names)
     if unknown:
         raise UserError(f"unknown option(s) {', '.join(unknown)}; options are: {', '.join(sorted(names))}")
-    given = {name: str(value) if name == "data_dir" else value for name, value in options.items() if value is not None}
+    given: dict[str, Any] = {name: str(value) if name == "data_dir" else value
+                             for name, value in options.items() if value is not None}
     return replace(base, **given) if base is not None else Context(**given)

@@ -87,9 +87,9 @@ class Retriever:
         config: Default search configuration.
     """
 
-    def __init__(self, settings: Settings, config: RetrievalConfig | None = None) -> None:
+    def __init__(self, settings: Settings, config: RetrievalConfig) -> None:
         self.settings = settings
-        self.config = config or RetrievalConfig()
+        self.config = config
         self.snapshot = self._load_snapshot()
         self.embedder: Embedder = load_embedder(self.snapshot.embedder, settings.openai_api_key,
                                                 settings.embedding_base_url)
