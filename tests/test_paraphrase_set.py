@@ -34,5 +34,5 @@ def test_paraphrased_questions_find_their_evidence_in_the_top_five(tmp_path: Pat
     set_context, _ = ingest_set(evalset, Context(data_dir=str(tmp_path)))
     with Resources() as resources:
         (row,) = run_retrieval_eval(evalset, resources.retriever(set_context), ["hybrid"])
-    assert row["n"] >= 60
+    assert int(str(row["n"])) >= 60
     assert float(str(row["hit@5"])) >= 0.9  # measured 0.955 (hit@1 0.539)
