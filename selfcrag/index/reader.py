@@ -1,0 +1,181 @@
+"""Reading the index: the current generation, reopened when an ingest publishes a new one.
+
+:class:`IndexReader` is what searches, windows and the offline heuristics
+talk to. It never loads sentences wholesale: searches return point ids, and
+sentences are fetched by their computed ids (:func:`sentence_point_id`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from selfcrag.errors import NoIndexError, UserError
+from selfcrag.index import generations
+from selfcrag.index.manifest import MANIFEST_FILE, DocumentEntry, Manifest
+from selfcrag.index.points import StoredSentence, sentence_point_id
+from selfcrag.index.sparse import SparseVector
+from selfcrag.index.store import EdgeStore, SearchLists, SentenceStore, ServerStore
+from selfcrag.index.writer import SHARD_DIR, ServerTarget
+
+LEGACY_SNAPSHOT = "snapshot.pkl"
+
+
+class IndexReader:
+    """The committed index of a data folder, for searching.
+
+    Args:
+        data_dir: The data folder.
+        server: The Qdrant server collection; None for the embedded engine.
+
+    Raises:
+        NoIndexError: Nothing is indexed there yet.
+        UserError: The index is damaged or of another version (one line saying what to do).
+    """
+
+    def __init__(self, data_dir: Path, server: ServerTarget | None = None) -> None:
+        self.data_dir = data_dir
+        self.root = generations.index_root(data_dir)
+        self.server = server
+        self._lock = threading.RLock()
+        self.lease: generations.Lease | None = None
+        self.store: SentenceStore | None = None
+        self.manifest: Manifest | None = None
+        self._open()
+
+    def _open(self) -> None:
+        if (self.data_dir / LEGACY_SNAPSHOT).exists() and not self.root.exists():
+            raise UserError(f"{self.data_dir} holds an index of an older selfcrag version (never read: it is a "
+                            "pickle); run `selfcrag ingest PATH` to build the new index there")
+        lease = generations.acquire(self.root)
+        if lease is None:
+            raise NoIndexError(f"nothing is indexed in {self.data_dir} yet: run `selfcrag ingest PATH` first")
+        try:
+            manifest = Manifest(lease.path / MANIFEST_FILE)
+            store = self._open_store(lease.path)
+        except BaseException:
+            lease.release()
+            raise
+        self.lease, self.manifest, self.store = lease, manifest, store
+        if not manifest.document_count():
+            self.close()
+            raise NoIndexError(f"nothing is indexed in {self.data_dir} yet: run `selfcrag ingest PATH` first")
+
+    def _open_store(self, path: Path) -> SentenceStore:
+        repair = f"run `selfcrag ingest PATH` to repair the index in {self.data_dir}"
+        if self.server is not None:
+            store = ServerStore(self.server.client, self.server.collection)
+            if not store.exists():
+                raise UserError(f"the Qdrant collection {self.server.collection} is missing: {repair}")
+            return store
+        shard = path / SHARD_DIR
+        if not shard.is_dir():
+            raise UserError(f"the index data in {shard} is missing: {repair}")
+        try:
+            return EdgeStore(shard)
+        except Exception as error:  # noqa: BLE001 - the engine's errors are many; all mean damage here
+            raise UserError(f"the index data in {shard} cannot be loaded ({type(error).__name__}): {repair}") from None
+
+    @property
+    def generation(self) -> str:
+        """The name of the generation open."""
+        assert self.lease is not None
+        return self.lease.name
+
+    @property
+    def embedder_name(self) -> str:
+        """The embedding model the index was built with."""
+        assert self.manifest is not None
+        return self.manifest.meta("embedder") or ""
+
+    def refresh(self) -> bool:
+        """Open the newest generation if an ingest published one since.
+
+        Returns:
+            True when the reader moved to a new generation.
+        """
+        with self._lock:
+            try:
+                current = generations.read_pointer(self.root)
+            except UserError:
+                return False
+            if current is None or self.lease is None or current == self.lease.name:
+                return False
+            old = (self.lease, self.manifest, self.store)
+            self._open()
+            self._close_parts(*old)
+            return True
+
+    # ------------------------------------------------------------------ searching
+
+    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,
+               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+        """Rank sentences (see :meth:`SentenceStore.search`)."""
+        assert self.store is not None
+        return self.store.search(dense, sparse, candidates=candidates, limit=limit, rrf_k=rrf_k, weights=weights)
+
+    def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
+        """Fetch sentences by ``(doc_id, position)``; those that do not exist are absent."""
+        assert self.store is not None
+        wanted = {sentence_point_id(doc_id, position): (doc_id, position) for doc_id, position in keys}
+        found = self.store.retrieve(list(wanted))
+        return {wanted[pid]: point.sentence for pid, point in found.items() if pid in wanted}
+
+    def by_point_ids(self, ids: Sequence[str]) -> dict[str, StoredSentence]:
+        """Fetch sentences by point id."""
+        assert self.store is not None
+        return {pid: point.sentence for pid, point in self.store.retrieve(ids).items()}
+
+    def dense_vectors(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], np.ndarray]:
+        """The stored dense vectors of sentences."""
+        assert self.store is not None
+        wanted = {sentence_point_id(d, p): (d, p) for d, p in keys}
+        found = self.store.retrieve(list(wanted), dense=True)
+        return {wanted[pid]: point.dense for pid, point in found.items() if point.dense is not None}
+
+    def document(self, doc_id: str) -> DocumentEntry | None:
+        """A document's manifest entry."""
+        assert self.manifest is not None
+        return self.manifest.document(doc_id)
+
+    def documents(self) -> list[DocumentEntry]:
+        """All documents."""
+        assert self.manifest is not None
+        return list(self.manifest.documents())
+
+    def sentence_count(self) -> int:
+        """Sentences in the index."""
+        assert self.manifest is not None
+        return self.manifest.totals()[0]
+
+    def idf(self, terms: Iterable[str]) -> dict[str, float]:
+        """Lucene IDF of terms over the index's sentences."""
+        assert self.manifest is not None
+        return self.manifest.idf(terms)
+
+    # ------------------------------------------------------------------ closing
+
+    @staticmethod
+    def _close_parts(lease: generations.Lease | None, manifest: Manifest | None,
+                     store: SentenceStore | None) -> None:
+        if store is not None and isinstance(store, EdgeStore):
+            store.close()
+        if manifest is not None:
+            manifest.close()
+        if lease is not None:
+            lease.release()
+
+    def close(self) -> None:
+        """Release the generation (an ingest may then delete it)."""
+        with self._lock:
+            self._close_parts(self.lease, self.manifest, self.store)
+            self.lease = self.manifest = self.store = None
+
+    def __enter__(self) -> IndexReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
