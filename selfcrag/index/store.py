@@ -21,6 +21,9 @@ from selfcrag.index.sparse import SparseVector
 # fixed order; a hair less weight on BM25 makes the dense list win ties, which
 # is also how the client-side RRF of search/fusion.py breaks them.
 TIE_BREAK = 0.9999
+# The engine scores a list's first hit 1 / k (it adds the rank counted from 0):
+# k + 1 gives the usual 1 / (k + rank) with ranks from 1. Measured on Edge 0.9.0
+# and qdrant-client's local mode; tests/test_index_layer.py checks it.
 
 
 @dataclass(frozen=True)
@@ -248,7 +251,7 @@ class EdgeStore(SentenceStore):
         if sparse_query is not None:
             requests.append(qe.QueryRequest(limit=candidates, query=sparse_query, with_payload=False))
         if dense_query is not None and sparse_query is not None:
-            fusion = qe.Fusion.Rrf(k=rrf_k - 1, weights=[weights[0], weights[1] * TIE_BREAK])
+            fusion = qe.Fusion.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])
             requests.append(qe.QueryRequest(
                 limit=limit, query=fusion, with_payload=False,
                 prefetches=[qe.Prefetch(limit=candidates, query=dense_query, params=params),
@@ -402,11 +405,10 @@ class ServerStore(SentenceStore):
         if sparse_query is not None:
             requests.append(models.QueryRequest(query=sparse_query, using=SPARSE, limit=candidates))
         if dense_query is not None and sparse_query is not None:
-            # The engine's RRF counts ranks from 0: k - 1 gives the usual 1 / (k + rank).
             requests.append(models.QueryRequest(
                 prefetch=[models.Prefetch(query=dense_query, using=DENSE, limit=candidates, params=search_params),
                           models.Prefetch(query=sparse_query, using=SPARSE, limit=candidates)],
-                query=models.RrfQuery(rrf=models.Rrf(k=rrf_k - 1, weights=[weights[0], weights[1] * TIE_BREAK])),
+                query=models.RrfQuery(rrf=models.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])),
                 limit=limit,
             ))
         if not requests:
