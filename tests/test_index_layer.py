@@ -231,3 +231,18 @@ def test_the_server_path_uses_the_same_schema_through_qdrant_client(tmp_path: Pa
         IndexReader(tmp_path, server=target)
     with IndexWriter(tmp_path, embedder, server=target) as writer:
         assert {d.doc_id for d in writer.report.repaired} == set(DOCS)
+
+
+def test_langchain_qdrant_searches_the_server_collection_in_hybrid_mode(tmp_path: Path, embedder):
+    from qdrant_client import QdrantClient
+
+    from selfcrag.index.lc import hybrid_vector_store
+
+    client = QdrantClient(location=":memory:")
+    _build(tmp_path, embedder, server=ServerTarget(client, "selfcrag_lc"))
+    with IndexReader(tmp_path, server=ServerTarget(client, "selfcrag_lc")) as reader:
+        avg = reader.manifest.avg_length
+    store = hybrid_vector_store(client, "selfcrag_lc", embedder, avg)
+    documents = store.as_retriever(search_kwargs={"k": 3}).invoke("差旅费 报销")
+    assert documents and documents[0].metadata["doc_id"] == "travel"
+    assert "差旅费" in documents[0].page_content
