@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from selfcrag.files.sample import sample_kb
-from selfcrag.graph.resources import close_retrievers, get_retriever
+from selfcrag.graph.context import Context
 from selfcrag.index.ingest import ingest
 from selfcrag.search.retriever import Retriever
-from selfcrag.settings import Settings
 
 SAMPLE_KB = sample_kb()
 
@@ -28,9 +27,8 @@ def _no_chat_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
 def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A data directory holding the ingested sample knowledge base."""
     data_dir = tmp_path_factory.mktemp("sample_kb_index")
-    ingest([SAMPLE_KB], Settings(data_dir=data_dir))
+    ingest([SAMPLE_KB], Context(data_dir=str(data_dir)).settings())
     yield data_dir
-    close_retrievers()
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +40,8 @@ def index_copy(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def retriever(kb_dir: Path) -> Retriever:
-    """The process's one retriever on the sample index (shared with the graph's nodes)."""
-    return get_retriever(Settings(data_dir=kb_dir))
+def retriever(kb_dir: Path) -> Iterator[Retriever]:
+    """A retriever on the sample index, open for the whole test session."""
+    context = Context(data_dir=str(kb_dir))
+    with Retriever(context.settings(), context.search_config()) as opened:
+        yield opened
