@@ -91,7 +91,12 @@ class StoredSentence:
         return sentence_point_id(self.doc_id, self.position)
 
     def searchable(self) -> str:
-        """What both retrievers read: the heading path, then the sentence (see ``SentenceRecord.searchable``)."""
+        """What both retrievers read: the heading path, then the sentence.
+
+        A sentence alone often lacks its subject ("它于 1998 年成立", "They
+        expire after one hour"); the headings above it usually name it. On
+        zh-dev this lifted BM25 hit@5 from 0.915 to 0.968.
+        """
         if not self.section or self.kind == "heading":
             return self.text
         return f"{' > '.join(self.section)}: {self.text}"

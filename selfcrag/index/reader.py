@@ -8,20 +8,58 @@ sentences are fetched by their computed ids (:func:`sentence_point_id`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from selfcrag.errors import NoIndexError, UserError
 from selfcrag.index import generations
 from selfcrag.index.manifest import MANIFEST_FILE, DocumentEntry, Manifest
-from selfcrag.index.points import StoredSentence, sentence_point_id
+from selfcrag.index.points import StoredSentence, document_point_ids, join_sentences, sentence_point_id
 from selfcrag.index.sparse import SparseVector
 from selfcrag.index.store import EdgeStore, SearchLists, SentenceStore, ServerStore
-from selfcrag.index.writer import SHARD_DIR, ServerTarget
+from selfcrag.index.writer import SHARD_DIR, PreparedDocument, ServerTarget
 
 LEGACY_SNAPSHOT = "snapshot.pkl"
+# Sentences an open reader remembers (windows and strips read the same neighbourhoods again).
+CACHE_SENTENCES = 20_000
+
+
+class SentenceSource(Protocol):
+    """What windows and strips read: sentences by position, documents by id."""
+
+    def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
+        """Fetch sentences by ``(doc_id, position)``; those that do not exist are absent."""
+        ...
+
+    def document(self, doc_id: str) -> DocumentEntry | None:
+        """A document's manifest entry."""
+        ...
+
+
+class MemoryIndex:
+    """Sentences held in memory, for code that needs a :class:`SentenceSource` without an engine (tests).
+
+    Args:
+        documents: Prepared documents (see :func:`selfcrag.index.writer.prepare_document`).
+    """
+
+    def __init__(self, documents: Iterable[PreparedDocument]) -> None:
+        documents = list(documents)
+        self.entries = {d.entry.doc_id: d.entry for d in documents}
+        self.by_key: dict[tuple[str, int], StoredSentence] = {}
+        for document in documents:
+            for sentence in document.sentences:
+                self.by_key[(sentence.doc_id, sentence.position)] = sentence
+
+    def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:  # noqa: D102
+        return {key: self.by_key[key] for key in keys if key in self.by_key}
+
+    def document(self, doc_id: str) -> DocumentEntry | None:  # noqa: D102
+        return self.entries.get(doc_id)
 
 
 class IndexReader:
@@ -44,6 +82,7 @@ class IndexReader:
         self.lease: generations.Lease | None = None
         self.store: SentenceStore | None = None
         self.manifest: Manifest | None = None
+        self._cache: OrderedDict[tuple[str, int], StoredSentence | None] = OrderedDict()
         self._open()
 
     def _open(self) -> None:
@@ -106,6 +145,7 @@ class IndexReader:
                 return False
             old = (self.lease, self.manifest, self.store)
             self._open()
+            self._cache.clear()
             self._close_parts(*old)
             return True
 
@@ -118,16 +158,58 @@ class IndexReader:
         return self.store.search(dense, sparse, candidates=candidates, limit=limit, rrf_k=rrf_k, weights=weights)
 
     def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
-        """Fetch sentences by ``(doc_id, position)``; those that do not exist are absent."""
-        assert self.store is not None
-        wanted = {sentence_point_id(doc_id, position): (doc_id, position) for doc_id, position in keys}
-        found = self.store.retrieve(list(wanted))
-        return {wanted[pid]: point.sentence for pid, point in found.items() if pid in wanted}
+        """Fetch sentences by ``(doc_id, position)`` (retrieve by computed id); those that do not exist are absent."""
+        with self._lock:
+            assert self.store is not None
+            result: dict[tuple[str, int], StoredSentence] = {}
+            wanted: dict[str, tuple[str, int]] = {}
+            for key in keys:
+                if key in self._cache:
+                    self._cache.move_to_end(key)
+                    cached = self._cache[key]
+                    if cached is not None:
+                        result[key] = cached
+                else:
+                    wanted[sentence_point_id(*key)] = key
+            if wanted:
+                found = self.store.retrieve(list(wanted))
+                for pid, key in wanted.items():
+                    point = found.get(pid)
+                    self._remember(key, point.sentence if point is not None else None)
+                    if point is not None:
+                        result[key] = point.sentence
+            return result
+
+    def _remember(self, key: tuple[str, int], sentence: StoredSentence | None) -> None:
+        self._cache[key] = sentence
+        if len(self._cache) > CACHE_SENTENCES:
+            self._cache.popitem(last=False)
 
     def by_point_ids(self, ids: Sequence[str]) -> dict[str, StoredSentence]:
-        """Fetch sentences by point id."""
-        assert self.store is not None
-        return {pid: point.sentence for pid, point in self.store.retrieve(ids).items()}
+        """Fetch sentences by point id (the hits of a search)."""
+        with self._lock:
+            assert self.store is not None
+            found = {pid: point.sentence for pid, point in self.store.retrieve(ids).items()}
+            for sentence in found.values():
+                self._remember((sentence.doc_id, sentence.position), sentence)
+            return found
+
+    def iter_sentences(self, doc_id: str | None = None) -> Iterator[StoredSentence]:
+        """Every sentence (of one document, or of all in ingestion order), fetched by computed ids in batches."""
+        entries = [self.document(doc_id)] if doc_id is not None else self.documents()
+        for entry in entries:
+            if entry is None:
+                continue
+            for start in range(0, entry.sentence_count, 1024):
+                with self._lock:
+                    assert self.store is not None
+                    found = self.store.retrieve(
+                        document_point_ids(entry.doc_id, range(start, min(start + 1024, entry.sentence_count))))
+                yield from sorted((p.sentence for p in found.values()), key=lambda s: s.position)
+
+    def document_text(self, doc_id: str) -> str:
+        """A document's text from its first to its last sentence, rebuilt from the stored sentences."""
+        return join_sentences(list(self.iter_sentences(doc_id)))
 
     def dense_vectors(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], np.ndarray]:
         """The stored dense vectors of sentences."""
@@ -145,6 +227,11 @@ class IndexReader:
         """All documents."""
         assert self.manifest is not None
         return list(self.manifest.documents())
+
+    def document_count(self) -> int:
+        """Documents in the index."""
+        assert self.manifest is not None
+        return self.manifest.document_count()
 
     def sentence_count(self) -> int:
         """Sentences in the index."""

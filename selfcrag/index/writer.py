@@ -324,8 +324,8 @@ class IndexWriter:
             self.store.upsert(points)
             self.report.embedded += len(chunk)
             self._since_optimize += len(chunk)
-            if self.progress:
-                self.progress("embedding", self.report.embedded, 0)
+        if self.progress:
+            self.progress("embedding", self.report.embedded, self.report.embedded)
         self.manifest.add_document_frequencies(counts)
         if self.server is None and self._since_optimize >= OPTIMIZE_EVERY:
             self.store.optimize()
