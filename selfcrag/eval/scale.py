@@ -163,12 +163,19 @@ def held_back_queries(corpus: Path, count: int, seed: int = 7) -> list[str]:
 
 def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) -> dict[str, object]:
     """Ingest the first ``target`` sentences of a corpus (run in a child process)."""
+    from selfcrag.index.writer import FLUSH_SENTENCES as FLUSH
     from selfcrag.index.writer import IndexWriter, prepare_document
 
     embedder = bench_embedder(embedder_name)
     sentences = documents = passes = 0
     began = time.perf_counter()
-    with IndexWriter(data_dir, embedder) as writer:
+    step = max(target // 10, 1)
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase != "embedding" or done // step != (done - FLUSH) // step:
+            print(f"  {phase} {done:,} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
+
+    with IndexWriter(data_dir, embedder, progress=progress) as writer:
         for doc_id, text, cycle in corpus_documents(corpus):
             if sentences >= target:
                 break

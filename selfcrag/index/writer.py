@@ -32,9 +32,13 @@ from selfcrag.split import document_title, split_sentences
 FLUSH_SENTENCES = 2048
 # Points written between two optimizer runs of the embedded engine, so HNSW is
 # built in parts and no segment grows past what one build handles quickly.
-OPTIMIZE_EVERY = 250_000
-# Re-weight all sparse vectors when the average sentence length moved by more than this.
+OPTIMIZE_EVERY = 100_000
+# Re-weight all sparse vectors when the average sentence length moved by more than this,
+# or, above REWEIGHT_MAX sentences (where re-weighting rewrites every segment), by more than
+# REWEIGHT_DRIFT_LARGE: there a few per cent barely move BM25's ranking.
 REWEIGHT_DRIFT = 0.01
+REWEIGHT_DRIFT_LARGE = 0.10
+REWEIGHT_MAX = 200_000
 SHARD_DIR = "shard"
 
 ProgressCallback = Callable[[str, int, int], None]
@@ -310,7 +314,7 @@ class IndexWriter:
         self._pending = []
         avg = self._avg_length()
         counts: Counter[int] = Counter()
-        size = self.embedder.batch_size * 4
+        size = self.embedder.batch_size
         for start in range(0, len(batch), size):
             chunk = batch[start:start + size]
             began = time.perf_counter()
@@ -327,8 +331,9 @@ class IndexWriter:
         if self.progress:
             self.progress("embedding", self.report.embedded, self.report.embedded)
         self.manifest.add_document_frequencies(counts)
-        if self.server is None and self._since_optimize >= OPTIMIZE_EVERY:
+        if isinstance(self.store, EdgeStore) and self._since_optimize >= OPTIMIZE_EVERY:
             self.store.optimize()
+            self.store.reopen()
             self._since_optimize = 0
 
     # ------------------------------------------------------------------ finishing
@@ -359,7 +364,8 @@ class IndexWriter:
         sentences, terms = self.manifest.totals()
         actual = terms / sentences if sentences else 0.0
         used = self._avg_length()
-        if sentences and used > 0 and abs(actual - used) / actual > REWEIGHT_DRIFT:
+        limit = REWEIGHT_DRIFT if sentences <= REWEIGHT_MAX else REWEIGHT_DRIFT_LARGE
+        if sentences and used > 0 and abs(actual - used) / actual > limit:
             if self.progress:
                 self.progress("re-weighting", 0, sentences)
             self._reweight_all(used, actual)
