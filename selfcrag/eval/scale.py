@@ -124,9 +124,15 @@ def count_documents(corpus: Path) -> int:
     return sum(1 for _ in _lines(corpus))
 
 
-def corpus_documents(corpus: Path, held_back: int = HELD_BACK) -> Iterator[tuple[str, str, int]]:
-    """Yield ``(doc_id, text, pass)`` forever, cycling over all but the last ``held_back`` documents."""
-    usable = count_documents(corpus) - held_back
+def held_back_count(total: int) -> int:
+    """Documents kept out of the index for queries: the last 300, or a tenth of a small corpus."""
+    return min(HELD_BACK, max(1, total // 10))
+
+
+def corpus_documents(corpus: Path) -> Iterator[tuple[str, str, int]]:
+    """Yield ``(doc_id, text, pass)`` forever, cycling over all but the held-back documents."""
+    total = count_documents(corpus)
+    usable = total - held_back_count(total)
     if usable <= 0:
         raise ValueError(f"{corpus} has too few documents")
     cycle = 1
@@ -144,7 +150,7 @@ def held_back_queries(corpus: Path, count: int, seed: int = 7) -> list[str]:
     from selfcrag.split import split_sentences
 
     total = count_documents(corpus)
-    texts = [t for n, t in enumerate(_lines(corpus)) if n >= total - HELD_BACK]
+    texts = [t for n, t in enumerate(_lines(corpus)) if n >= total - held_back_count(total)]
     rng = np.random.default_rng(seed)
     queries: list[str] = []
     sentences = [t[s.start:s.end] for t in texts for s in split_sentences(t)]
