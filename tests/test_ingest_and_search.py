@@ -296,3 +296,12 @@ def test_the_server_code_path_through_qdrant_client_local_mode(tmp_path, monkeyp
         top = retriever.search("where is the beta warehouse").contexts[0]
         assert "杭州" in top.text and top.dense_rank is not None and top.bm25_rank is not None
         assert retriever.index.store.count() == retriever.index.sentence_count()
+
+
+def test_the_retriever_is_a_langchain_retriever(sample_retriever):
+    from selfcrag.search.langchain import SelfcragRetriever
+
+    documents = SelfcragRetriever(retriever=sample_retriever).invoke("How long are application logs kept?")
+    assert "Application logs are kept for 90 days" in documents[0].page_content
+    assert documents[0].metadata["source"].endswith("data-retention-policy.md")
+    assert {"section", "first", "last", "score", "dense_rank", "bm25_rank"} <= set(documents[0].metadata)
