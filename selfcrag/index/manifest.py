@@ -177,7 +177,8 @@ class Manifest:
 
     def idf(self, terms: Iterable[str]) -> dict[str, float]:
         """Lucene's IDF of terms, ``log(1 + (N - n + 0.5) / (n + 0.5))``; unseen terms get n = 1."""
-        size = max(self.totals()[0], 1)
+        points = self.meta("points")
+        size = max(int(points) if points is not None else self.totals()[0], 1)
         result = {}
         for term in terms:
             n = self.document_frequency(term) or 1

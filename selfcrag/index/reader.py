@@ -83,6 +83,9 @@ class IndexReader:
         self.store: SentenceStore | None = None
         self.manifest: Manifest | None = None
         self._cache: OrderedDict[tuple[str, int], StoredSentence | None] = OrderedDict()
+        # The generation left at the last refresh: closed at the next one, so a search that
+        # another thread started on it just before the switch can finish.
+        self._retired: tuple[generations.Lease | None, Manifest | None, SentenceStore | None] | None = None
         self._open()
 
     def _open(self) -> None:
@@ -146,7 +149,9 @@ class IndexReader:
             old = (self.lease, self.manifest, self.store)
             self._open()
             self._cache.clear()
-            self._close_parts(*old)
+            if self._retired is not None:
+                self._close_parts(*self._retired)
+            self._retired = old
             return True
 
     # ------------------------------------------------------------------ searching
@@ -154,8 +159,9 @@ class IndexReader:
     def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,
                rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
         """Rank sentences (see :meth:`SentenceStore.search`)."""
-        assert self.store is not None
-        return self.store.search(dense, sparse, candidates=candidates, limit=limit, rrf_k=rrf_k, weights=weights)
+        store = self.store
+        assert store is not None
+        return store.search(dense, sparse, candidates=candidates, limit=limit, rrf_k=rrf_k, weights=weights)
 
     def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
         """Fetch sentences by ``(doc_id, position)`` (retrieve by computed id); those that do not exist are absent."""
@@ -213,35 +219,41 @@ class IndexReader:
 
     def dense_vectors(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], np.ndarray]:
         """The stored dense vectors of sentences."""
-        assert self.store is not None
+        store = self.store
+        assert store is not None
         wanted = {sentence_point_id(d, p): (d, p) for d, p in keys}
-        found = self.store.retrieve(list(wanted), dense=True)
+        found = store.retrieve(list(wanted), dense=True)
         return {wanted[pid]: point.dense for pid, point in found.items() if point.dense is not None}
 
     def document(self, doc_id: str) -> DocumentEntry | None:
         """A document's manifest entry."""
-        assert self.manifest is not None
-        return self.manifest.document(doc_id)
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.document(doc_id)
 
     def documents(self) -> list[DocumentEntry]:
         """All documents."""
-        assert self.manifest is not None
-        return list(self.manifest.documents())
+        with self._lock:
+            assert self.manifest is not None
+            return list(self.manifest.documents())
 
     def document_count(self) -> int:
         """Documents in the index."""
-        assert self.manifest is not None
-        return self.manifest.document_count()
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.document_count()
 
     def sentence_count(self) -> int:
         """Sentences in the index."""
-        assert self.manifest is not None
-        return self.manifest.totals()[0]
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.totals()[0]
 
     def idf(self, terms: Iterable[str]) -> dict[str, float]:
         """Lucene IDF of terms over the index's sentences."""
-        assert self.manifest is not None
-        return self.manifest.idf(terms)
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.idf(terms)
 
     # ------------------------------------------------------------------ closing
 
@@ -258,6 +270,9 @@ class IndexReader:
     def close(self) -> None:
         """Release the generation (an ingest may then delete it)."""
         with self._lock:
+            if self._retired is not None:
+                self._close_parts(*self._retired)
+                self._retired = None
             self._close_parts(self.lease, self.manifest, self.store)
             self.lease = self.manifest = self.store = None
 
