@@ -221,7 +221,7 @@ class EdgeStore(SentenceStore):
         records = self.shard.retrieve(list(ids), with_payload=True, with_vector=names or False)
         found: dict[str, StoredPoint] = {}
         for record in records:
-            vectors = record.vector or {}
+            vectors: dict[str, Any] = record.vector if isinstance(record.vector, dict) else {}
             point = StoredPoint(StoredSentence.from_payload(record.payload or {}))
             if dense and DENSE in vectors:
                 point.dense = np.asarray(vectors[DENSE], dtype=np.float32)
@@ -322,6 +322,8 @@ class ServerStore(SentenceStore):
         from qdrant_client import models
 
         o = self.options
+        if self._dim is None:
+            raise ValueError("creating a collection needs the vector size")
         quantization = (models.ScalarQuantization(scalar=models.ScalarQuantizationConfig(
             type=models.ScalarType.INT8, quantile=0.99, always_ram=True)) if o.quantization == "int8" else None)
         self.client.create_collection(
