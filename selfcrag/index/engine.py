@@ -11,6 +11,7 @@ is tested on machines where no Qdrant server can run.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,15 @@ LOCAL_PREFIX = "local:"
 _local_lock = threading.Lock()
 # Local mode lets one client per process open a folder: users in one process share it.
 _local_clients: dict[Path, Any] = {}
+
+
+@atexit.register
+def _close_local_clients() -> None:
+    # Closed before the interpreter tears down the modules their finalizers need.
+    with _local_lock:
+        for client in _local_clients.values():
+            client.close()
+        _local_clients.clear()
 
 
 def index_options(settings: Settings) -> IndexOptions:
