@@ -246,3 +246,16 @@ def test_langchain_qdrant_searches_the_server_collection_in_hybrid_mode(tmp_path
     documents = store.as_retriever(search_kwargs={"k": 3}).invoke("差旅费 报销")
     assert documents and documents[0].metadata["doc_id"] == "travel"
     assert "差旅费" in documents[0].page_content
+
+
+def test_a_deleted_generation_is_one_line_and_the_next_ingest_rebuilds(tmp_path: Path, embedder):
+    import shutil
+
+    _build(tmp_path, embedder)
+    root = generations.index_root(tmp_path)
+    shutil.rmtree(root / generations.read_pointer(root))
+    with pytest.raises(UserError, match="missing its current data.*selfcrag ingest"):
+        IndexReader(tmp_path)
+    _build(tmp_path, embedder)
+    with IndexReader(tmp_path) as reader:
+        assert reader.document_count() == len(DOCS)
