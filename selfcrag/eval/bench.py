@@ -1,6 +1,6 @@
 """``selfcrag bench``: what one run of ingestion, search and the offline workflow costs on a folder.
 
-Everything happens in a temporary data directory in Qdrant local mode, so the
+Everything happens in a temporary data directory with the embedded engine, so the
 benchmark touches neither the user's index nor a configured Qdrant server:
 
 1. the embedding model and jieba's dictionary are loaded first, so neither
