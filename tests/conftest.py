@@ -18,9 +18,17 @@ SAMPLE_KB = sample_kb()
 
 @pytest.fixture(autouse=True)
 def _no_chat_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests run offline unless they point the chat model at their own server."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+    """Tests run offline unless they point the chat model at their own server.
+
+    Any request for a host off this machine goes to a closed loopback port instead (a proxy that is not
+    there), so a test that would reach a real service fails fast rather than sending traffic out.
+    """
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost,::1")
 
 
 @pytest.fixture(scope="session")

@@ -126,7 +126,7 @@ def test_the_standalone_question_is_what_the_turn_searches_and_answers(kb_dir: P
 
 @pytest.mark.parametrize("failure", [
     pytest.param("{not json", id="unparsable"),
-    pytest.param(openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1")),
+    pytest.param(openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1")),  # type: ignore[arg-type]
                  id="endpoint-down"),
 ])
 def test_a_failed_rewrite_falls_back_to_the_rule(kb_dir: Path, failure: Any) -> None:
