@@ -81,6 +81,7 @@ def test_neighbours_are_fetched_by_computed_ids_and_rebuild_the_text(tmp_path: P
     _build(tmp_path, embedder)
     with IndexReader(tmp_path) as reader:
         entry = reader.document("logs")
+        assert entry is not None
         found = reader.sentences(("logs", p) for p in range(entry.sentence_count + 3))
         assert sorted(p for _, p in found) == list(range(entry.sentence_count))
         ordered = [found[("logs", p)] for p in range(entry.sentence_count)]
@@ -125,7 +126,7 @@ def test_changed_and_removed_documents_leave_no_stale_points(tmp_path: Path, emb
         writer.remove("travel")
         writer.commit()
     with IndexReader(tmp_path) as reader:
-        assert reader.store.count() == reader.sentence_count()
+        assert reader.point_count() == reader.sentence_count()
         assert reader.sentences([("logs", 1)]) == {}
         assert reader.document("travel") is None
         assert reader.idf(["差旅费"])["差旅费"] == reader.idf(["never-seen"])["never-seen"]
@@ -158,7 +159,7 @@ def test_a_foreign_manifest_is_one_line_that_says_what_to_do(tmp_path: Path):
 def test_a_damaged_shard_is_reported_and_rebuilt_by_the_next_ingest(tmp_path: Path, embedder):
     _build(tmp_path, embedder)
     root = generations.index_root(tmp_path)
-    shard = root / generations.read_pointer(root) / "shard"
+    shard = root / str(generations.read_pointer(root)) / "shard"
     for path in shard.rglob("*"):
         if path.is_file() and path.suffix == ".json":
             path.write_text("{broken")
@@ -170,12 +171,13 @@ def test_a_damaged_shard_is_reported_and_rebuilt_by_the_next_ingest(tmp_path: Pa
             writer.add(_prepare(doc_id, DOCS[doc_id]))
         writer.commit()
     with IndexReader(tmp_path) as reader:
-        assert reader.store.count() == reader.sentence_count() > 0
+        assert reader.point_count() == reader.sentence_count() > 0
 
 
 def test_missing_points_are_found_by_counting_and_their_documents_reindexed(tmp_path: Path, embedder):
     _build(tmp_path, embedder)
     with IndexWriter(tmp_path, embedder) as writer:
+        assert writer.store is not None
         writer.store.delete(document_point_ids("travel", [0]))
         writer.commit()
     with IndexWriter(tmp_path, embedder) as writer:
@@ -203,7 +205,7 @@ def test_other_processes_read_a_generation_while_this_one_holds_it(tmp_path: Pat
         from pathlib import Path
         from selfcrag.index.reader import IndexReader
         with IndexReader(Path({str(tmp_path)!r})) as reader:
-            print(reader.sentence_count(), reader.store.count())
+            print(reader.sentence_count(), reader.point_count())
     """)
     with IndexReader(tmp_path) as reader:
         runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(3)]
@@ -225,7 +227,7 @@ def test_the_server_path_uses_the_same_schema_through_qdrant_client(tmp_path: Pa
         assert lists.fused and lists.sparse and lists.dense
         best = reader.by_point_ids([lists.sparse[0][0]])[lists.sparse[0][0]]
         assert best.doc_id == "travel"
-        assert reader.store.count() == reader.sentence_count()
+        assert reader.point_count() == reader.sentence_count()
     client.delete_collection("selfcrag_test")
     with pytest.raises(UserError, match="collection selfcrag_test is missing"):
         IndexReader(tmp_path, server=target)
@@ -241,7 +243,7 @@ def test_langchain_qdrant_searches_the_server_collection_in_hybrid_mode(tmp_path
     client = QdrantClient(location=":memory:")
     _build(tmp_path, embedder, server=ServerTarget(client, "selfcrag_lc"))
     with IndexReader(tmp_path, server=ServerTarget(client, "selfcrag_lc")) as reader:
-        avg = reader.manifest.avg_length
+        avg = reader.avg_length
     store = hybrid_vector_store(client, "selfcrag_lc", embedder, avg)
     documents = store.as_retriever(search_kwargs={"k": 3}).invoke("差旅费 报销")
     assert documents and documents[0].metadata["doc_id"] == "travel"
@@ -253,7 +255,7 @@ def test_a_deleted_generation_is_one_line_and_the_next_ingest_rebuilds(tmp_path:
 
     _build(tmp_path, embedder)
     root = generations.index_root(tmp_path)
-    shutil.rmtree(root / generations.read_pointer(root))
+    shutil.rmtree(root / str(generations.read_pointer(root)))
     with pytest.raises(UserError, match="missing its current data.*selfcrag ingest"):
         IndexReader(tmp_path)
     _build(tmp_path, embedder)

@@ -49,7 +49,7 @@ def sample_retriever(retriever):
 
 def point_count(data_dir: Path) -> int:
     with open_reader(settings_for(data_dir)) as reader:
-        return reader.store.count()
+        return reader.point_count()
 
 
 def test_sample_ingest_indexes_every_document(kb_dir, sample_retriever):
@@ -187,7 +187,7 @@ def test_killed_ingest_leaves_a_searchable_index_and_the_next_run_finishes(tmp_p
     assert result.returncode == 0, result.stderr
     with open_reader(settings_for(data)) as reader:
         assert reader.document_count() == 8
-        assert reader.store.count() == reader.sentence_count()
+        assert reader.point_count() == reader.sentence_count()
     root = generations.index_root(data)
     assert not [p.name for p in root.iterdir() if p.name.endswith(".tmp")], "the killed run's leftovers are removed"
 
@@ -261,7 +261,7 @@ def test_a_deleted_shard_is_one_line_for_search_and_rebuilt_by_ingest(tmp_path):
     data = tmp_path / "data"
     assert run_cli("ingest", "kb", "--data-dir", str(data), cwd=tmp_path).returncode == 0
     root = generations.index_root(data)
-    shutil.rmtree(root / generations.read_pointer(root) / "shard")
+    shutil.rmtree(root / str(generations.read_pointer(root)) / "shard")
     search = run_cli("search", "alpha reactor", "--data-dir", str(data), cwd=tmp_path)
     assert search.returncode == 1 and len(search.stderr.strip().splitlines()) == 1
     assert "selfcrag ingest" in search.stderr
@@ -276,7 +276,7 @@ def test_damaged_engine_files_are_detected_and_repaired_by_ingest(tmp_path):
     data = tmp_path / "data"
     assert run_cli("ingest", "kb", "--data-dir", str(data), cwd=tmp_path).returncode == 0
     root = generations.index_root(data)
-    for path in (root / generations.read_pointer(root) / "shard").rglob("*"):
+    for path in (root / str(generations.read_pointer(root)) / "shard").rglob("*"):
         if path.is_file():
             path.write_bytes(b"\x00garbage" * 8)
     search = run_cli("search", "alpha reactor", "--data-dir", str(data), cwd=tmp_path)

@@ -90,7 +90,7 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
     resumed = ingest([kb], settings)
     assert resumed.added == 1
     with open_reader(settings) as reader:
-        assert reader.store.count() == resumed.sentences == reader.sentence_count()
+        assert reader.point_count() == resumed.sentences == reader.sentence_count()
     assert not [p for p in generations.index_root(settings.data_dir).iterdir() if p.name.endswith(".tmp")]
 
 

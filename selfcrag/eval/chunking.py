@@ -106,7 +106,7 @@ class ChunkIndex:
         Returns:
             The chunk index.
         """
-        chunks = []
+        chunks: list[Chunk] = []
         for entry in index.documents():
             sentences = list(index.iter_sentences(entry.doc_id))
             if not sentences:

@@ -72,6 +72,12 @@ def read_pointer(root: Path) -> str | None:
     return name
 
 
+def current_path(root: Path) -> Path | None:
+    """The folder of the current generation, or None when nothing was published."""
+    name = read_pointer(root)
+    return root / name if name is not None else None
+
+
 def _write_pointer(root: Path, name: str) -> None:
     tmp = root / f".{POINTER}.{os.getpid()}.tmp"
     with tmp.open("w", encoding="utf-8") as handle:

@@ -237,6 +237,19 @@ class IndexReader:
             assert self.manifest is not None
             return list(self.manifest.documents())
 
+    def point_count(self) -> int:
+        """Points the engine holds (equal to :meth:`sentence_count` in a sound index)."""
+        store = self.store
+        assert store is not None
+        return store.count()
+
+    @property
+    def avg_length(self) -> float:
+        """Average BM25 terms per sentence the sparse weights were written with."""
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.avg_length
+
     def document_count(self) -> int:
         """Documents in the index."""
         with self._lock:
