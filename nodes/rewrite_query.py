@@ -49,10 +49,10 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
         best = sorted(state.contexts, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]
-        strips = [s for p in best for s in passage_strips(retriever.snapshot, p["doc_id"], p["first"], p["last"])]
+        strips = [s for p in best for s in passage_strips(retriever.index, p["doc_id"], p["first"], p["last"])]
         ranked = sorted(zip(evaluator.score_strips(profile, strips), strips, strict=True), key=lambda x: -x[0])
         evidence = [s.text for _, s in ranked[:FEEDBACK_SENTENCES]]
-        query = rewrite_offline(state.question, evidence, previous, term_statistics(retriever.snapshot.bm25))
+        query = rewrite_offline(state.question, evidence, previous, term_statistics(retriever.index))
     count = state.requery_count + 1
     return {
         "query": query,
