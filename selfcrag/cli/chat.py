@@ -25,6 +25,7 @@ from rich.text import Text
 from selfcrag.cli.app import DataDir, app, err, out, settings_for
 from selfcrag.cli.render import leave_cancelled_work, print_footer, print_passages, print_trace, stream_answer
 from selfcrag.errors import UserError
+from selfcrag.graph.question import MAX_QUESTION_CHARS
 from selfcrag.settings import Settings
 
 if TYPE_CHECKING:
@@ -222,7 +223,9 @@ def line_reader(history: Path) -> Callable[[], str]:
         if not line:
             raise EOFError
         line = line.rstrip("\r\n")
-        out.print(f"{PROMPT}{line}", markup=False, highlight=False)  # a transcript shows what was asked
+        # A transcript shows what was asked; a pasted megabyte is shown as far as the question is used.
+        shown = line if len(line) <= MAX_QUESTION_CHARS else f"{line[:MAX_QUESTION_CHARS]}… ({len(line):,} characters)"
+        out.print(f"{PROMPT}{shown}", markup=False, highlight=False)
         return line
 
     return read

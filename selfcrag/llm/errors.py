@@ -7,3 +7,7 @@ class UnusableReplyError(Exception):
 
 class UnparsableReplyError(UnusableReplyError):
     """The chat model's replies did not parse into the expected structure."""
+
+
+class MalformedReplyError(UnusableReplyError):
+    """The server answered 200 with something that is not a chat completion (an HTML page, an empty stream)."""

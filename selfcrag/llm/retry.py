@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +21,7 @@ import openai
 from langchain_core.runnables import Runnable, RunnableConfig
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from selfcrag.llm.errors import UnusableReplyError
+from selfcrag.llm.errors import MalformedReplyError, UnusableReplyError
 from selfcrag.llm.secrets import redact
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,16 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 MAX_RETRY_AFTER = 10.0
 # Longest message kept in a trace or log line.
 MAX_REASON_CHARS = 300
+
+# What the OpenAI client and LangChain raise, while reading a 200 reply, when the reply is not a chat
+# completion: an HTML page or a bare string (AttributeError: 'str' object has no attribute 'choices'; through
+# LangChain, ValueError: Unexpected response type), a stream holding only ``data: [DONE]`` (AssertionError, or
+# ValueError: No generations found in stream), JSON nested deeper than Python's recursion limit (RecursionError).
+_CLIENT_PARSE_FAULTS = (AttributeError, AssertionError, RecursionError, ValueError)
+# Where such a fault must be raised to be the reply's fault rather than a bug of ours: in the client, its JSON
+# decoder, or LangChain's reading of the reply.
+_CLIENT_PACKAGES = tuple(os.sep + os.path.join(*name.split("/")) + os.sep for name in
+                         ("openai", "json", "httpx", "langchain_openai", "langchain_core/language_models"))
 
 _backoff = wait_random_exponential(multiplier=0.5, max=8)
 
@@ -114,6 +125,25 @@ def _root_cause(error: BaseException) -> BaseException:
     return error
 
 
+def _raised_reading_the_reply(error: BaseException) -> bool:
+    """Tell whether an error was raised inside the HTTP client or its JSON decoder (not in our code)."""
+    frame = error.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame is not None and any(part in frame.tb_frame.f_code.co_filename for part in _CLIENT_PACKAGES)
+
+
+def _invoke_checked(runnable: Runnable[Any, Any], value: Any, config: RunnableConfig) -> Any:
+    """Invoke a chat model, turning a reply the client cannot read into :class:`MalformedReplyError`."""
+    try:
+        return runnable.invoke(value, config)
+    except _CLIENT_PARSE_FAULTS as error:
+        if not _raised_reading_the_reply(error):
+            raise
+        what = "JSON nested too deeply to read" if isinstance(error, RecursionError) else "not a chat completion"
+        raise MalformedReplyError(f"the server's reply was {what}") from None
+
+
 def _should_retry(error: BaseException) -> bool:
     hinted = retry_after(error)
     return is_transient(error) and (hinted is None or hinted <= MAX_RETRY_AFTER)
@@ -154,4 +184,4 @@ def invoke_with_retries(runnable: Runnable[Any, Any], value: Any, config: Runnab
 
     retrying = Retrying(retry=retry_if_exception(_should_retry), stop=stop_after_attempt(max(attempts, 1)),
                         wait=_wait, before_sleep=before_sleep, reraise=True)
-    return retrying(runnable.invoke, value, config)
+    return retrying(_invoke_checked, runnable, value, config)

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from selfcrag.llm.errors import UnparsableReplyError, UnusableReplyError
 from selfcrag.llm.retry import OnRetry, invoke_with_retries
+from selfcrag.llm.text import MAX_REPLY_CHARS, too_long
 from selfcrag.llm.think import strip_think
 
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -67,7 +68,7 @@ def _json_objects(text: str) -> list[Any]:
     for match in re.finditer(r"\{", text):
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested deeper than Python allows
             continue
         found.append(value)
     return found
@@ -138,6 +139,10 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
             on_retry(f"the reply did not parse as {schema.__name__}")
         result = invoke_with_retries(structured, list(messages), {"tags": ["nostream"], "run_name": name}, attempts,
                                      on_retry)
+        raw = result.get("raw")
+        if isinstance(raw, BaseMessage) and len(text := strip_think(raw.text)) > MAX_REPLY_CHARS:
+            error = too_long(text)  # a megabyte of JSON is not a grade, however well it parses
+            continue
         parsed = result.get("parsed")
         if isinstance(parsed, schema):
             return parsed
