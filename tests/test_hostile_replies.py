@@ -7,14 +7,12 @@ Every reply ends as an answer, a fallback marked in the trace, or one line: neve
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import selfcrag
 from scripted_openai import Reply, ScriptedOpenAIServer, WorkflowScript, serving
 
 from selfcrag.graph.api import ask
@@ -42,16 +40,6 @@ def index(index_copy: Path) -> Path:
 def serve() -> Iterator[Any]:
     with serving() as start:
         yield start
-
-
-def selfcrag(*args: str | Path, cwd: Path, url: str | None = None, stdin: str | None = None,
-             **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    if url is not None:
-        environment.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="test-key")
-    environment.update(env)
-    return subprocess.run([sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env=environment, input=stdin)
 
 
 def ask_json(index: Path, url: str, question: str = LOGS) -> dict[str, Any]:

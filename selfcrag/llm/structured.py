@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from selfcrag.llm.errors import UnparsableReplyError, UnusableReplyError
 from selfcrag.llm.retry import OnRetry, invoke_with_retries
+from selfcrag.llm.secrets import redact_all
 from selfcrag.llm.text import MAX_REPLY_CHARS, too_long
 from selfcrag.llm.think import strip_think
 
@@ -144,12 +145,15 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
             error = too_long(text)  # a megabyte of JSON is not a grade, however well it parses
             continue
         parsed = result.get("parsed")
-        if isinstance(parsed, schema):
-            return parsed
-        if (validated := _validate(parsed, schema)) is not None:
-            return validated
-        reparsed = parse_reply(result["raw"], schema)
-        if reparsed is not None:
-            return reparsed
-        error = result.get("parsing_error") or "no JSON object in the reply"
+        reply = parsed if isinstance(parsed, schema) else _validate(parsed, schema) or parse_reply(raw, schema)
+        if reply is not None:
+            # Its strings become queries, notes and trace entries: no credential the model repeats gets in.
+            return schema.model_validate(redact_all(reply.model_dump()))
+        # In our words: the parser's own message quotes the reply (reasoning and all) and a troubleshooting URL.
+        error = "its JSON lacked the fields asked for" if _json_objects(_text(raw)) else "no JSON object in the reply"
     raise UnparsableReplyError(f"the reply did not parse as {schema.__name__} ({error})")
+
+
+def _text(raw: object) -> str:
+    """The text of a raw reply, without reasoning."""
+    return strip_think(raw.text if isinstance(raw, BaseMessage) else str(raw or ""))

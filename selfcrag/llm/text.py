@@ -19,6 +19,7 @@ from langchain_core.messages import BaseMessage
 
 from selfcrag.index.tokenize import letter_counts
 from selfcrag.llm.errors import UnusableReplyError
+from selfcrag.llm.output import checked_answer
 from selfcrag.llm.retry import OnRetry, invoke_with_retries
 from selfcrag.llm.think import strip_think
 
@@ -114,7 +115,8 @@ def invoke_text(model: BaseChatModel, messages: Sequence[BaseMessage], *, name: 
             caller uses it to withdraw the tokens already shown.
 
     Returns:
-        The reply's text, without ``<think>`` blocks.
+        The reply's text, without ``<think>`` blocks, with images and links as plain text and no
+        credentials (see :mod:`llm.output`).
 
     Raises:
         UnusableReplyError: No reply could be used.
@@ -128,6 +130,6 @@ def invoke_text(model: BaseChatModel, messages: Sequence[BaseMessage], *, name: 
         text = strip_think(reply.text)
         problem = unusable(reply, text, language)
         if problem is None:
-            return text
+            return checked_answer(text)
         reason = problem
     raise UnusableReplyError(reason)
