@@ -5,9 +5,9 @@
 >>> result.answer, result.citations[0].source, result.abstained
 
 ``graph.invoke`` / ``graph.stream`` (``from selfcrag.graph.builder import graph``)
-work as with any LangGraph graph; these functions add a typed result, token
-streaming in both modes (chat model or offline) and, given a ``thread_id``,
-memory of earlier turns.
+work as with any LangGraph graph; these functions add a typed result and token
+streaming in both modes (chat model or offline). A :class:`Session` keeps the
+index open across questions and, given a ``thread_id``, remembers earlier turns.
 
 The question is cleaned before the run (:mod:`graph.question`): control
 characters removed, a very long question cut with a note in the answer. A
@@ -17,27 +17,28 @@ says so in its ``notes`` and ``degraded`` is set.
 
 from __future__ import annotations
 
-import dataclasses
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Literal, cast
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from selfcrag.errors import UserError
 from selfcrag.graph.builder import builder, graph
-from selfcrag.graph.context import Context
+from selfcrag.graph.context import Context, context_from_options
 from selfcrag.graph.question import CleanQuestion, clean_question
-from selfcrag.graph.state import Citation as CitationDict
+from selfcrag.graph.resources import Resources
 from selfcrag.graph.state import TraceStep
 from selfcrag.index.tokenize import detect_language
 from selfcrag.llm.think import ThinkFilter
 from selfcrag.prompts import replies
+from selfcrag.spans import Citation as CitationDict
 
 StreamKind = Literal["token", "retract", "trace", "answer"]
 _ANSWER_NODES = ("generate", "answer_directly")
@@ -150,44 +151,9 @@ def answer_notes(question: str, trace: list[TraceStep], cleaned: CleanQuestion |
     return notes
 
 
-def make_context(data_dir: str | PathLike[str] | None = None, **overrides: Any) -> Context:
-    """Build a run's context from keyword options.
-
-    Args:
-        data_dir: The index folder, if not the default.
-        **overrides: Any :class:`~graph.context.Context` field, e.g. ``top_k=3``.
-
-    Returns:
-        The context.
-
-    Raises:
-        UserError: An option is not a Context field.
-    """
-    names = {f.name for f in dataclasses.fields(Context)}
-    unknown = sorted(set(overrides) - names)
-    if unknown:
-        raise UserError(f"unknown option(s) {', '.join(unknown)}; options are: {', '.join(sorted(names))}")
-    return Context(data_dir=str(data_dir) if data_dir else "", **overrides)
-
-
 def recursion_limit(context: Context) -> int:
     """Steps the longest possible run takes, plus slack: the bound is the counters, not this."""
     return 8 + 3 * (context.max_requery + 1) + 2 * (context.max_regenerate + 1)
-
-
-_memory_lock = threading.Lock()
-_memory_graph: CompiledStateGraph[Any, Any, Any, Any] | None = None
-
-
-def _graph_with_memory() -> CompiledStateGraph[Any, Any, Any, Any]:
-    # One in-process memory for every thread_id; the module-level graph stays checkpointer-free
-    # for `langgraph dev`, which brings its own. Built under a lock: two threads asking their first
-    # questions at once must not each get a memory of their own (lru_cache does not prevent that).
-    global _memory_graph
-    with _memory_lock:
-        if _memory_graph is None:
-            _memory_graph = builder.compile(checkpointer=InMemorySaver(), name="selfcrag")
-        return _memory_graph
 
 
 def prepare_question(question: object) -> CleanQuestion:
@@ -208,27 +174,138 @@ def prepare_question(question: object) -> CleanQuestion:
     return cleaned
 
 
-def _prepare(question: str, data_dir: str | PathLike[str] | None, thread_id: str | None, overrides: dict[str, Any]
+class Session:
+    """Questions to one knowledge base, with the index, models and conversation memory they share.
+
+    A session opens the index on its first question and closes it when the
+    session closes; conversations (``thread_id``) live as long as the session.
+
+    >>> with Session(data_dir=".selfcrag/demo") as session:
+    ...     first = session.ask("How long are application logs kept?", thread_id="t1")
+    ...     follow_up = session.ask("And audit logs?", thread_id="t1")
+
+    Args:
+        context: The run settings to start from (default: the environment and the defaults).
+        data_dir: The index folder (default: ``$SELFCRAG_DATA_DIR`` or ``.selfcrag``).
+        chat_model: A chat model to use instead of one built from ``OPENAI_*``
+            (tests; applications that build their own).
+        checkpointer: Where conversations are kept (default: in this session's memory).
+        **context_options: Knobs of :class:`~selfcrag.graph.context.Context`, e.g.
+            ``top_k=3``, ``answerer="offline"``; a knob given here beats the environment.
+
+    Raises:
+        UserError: An unknown option.
+    """
+
+    def __init__(self, context: Context | None = None, *, data_dir: str | PathLike[str] | None = None,
+                 chat_model: BaseChatModel | None = None, checkpointer: BaseCheckpointSaver[Any] | None = None,
+                 **context_options: Any) -> None:
+        self.context = context_from_options(context, data_dir=data_dir, **context_options)
+        self.resources = Resources(chat_model=chat_model)
+        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        # The module-level graph stays checkpointer-free for `langgraph dev`; this one remembers.
+        self.app = builder.compile(checkpointer=self.checkpointer, name="selfcrag")
+
+    def _run(self, question: str, thread_id: str | None, overrides: dict[str, Any]
              ) -> tuple[CompiledStateGraph[Any, Any, Any, Any], RunnableConfig, Context, CleanQuestion]:
-    cleaned = prepare_question(question)
-    context = make_context(data_dir, **overrides)
-    config: RunnableConfig = {"recursion_limit": recursion_limit(context)}
-    if thread_id is None:
-        return graph, config, context, cleaned
-    config["configurable"] = {"thread_id": thread_id}
-    return _graph_with_memory(), config, context, cleaned
+        cleaned = prepare_question(question)
+        context = context_from_options(self.context, **overrides) if overrides else self.context
+        config: RunnableConfig = {"recursion_limit": recursion_limit(context)}
+        if thread_id is None:
+            return graph, config, context, cleaned
+        config["configurable"] = {"thread_id": thread_id}
+        return self.app, config, context, cleaned
+
+    def ask(self, question: str, *, thread_id: str | None = None, **context_overrides: Any) -> Answer:
+        """Answer a question, checking the answer against its sources.
+
+        Args:
+            question: The question, Chinese or English.
+            thread_id: Remember the conversation under this id, so later
+                questions can refer to it.
+            **context_overrides: Knobs of :class:`~selfcrag.graph.context.Context` for this question.
+
+        Returns:
+            The answer, its citations, the route taken and whether it abstained.
+
+        Raises:
+            UserError: An empty question, an unknown option, or no index in the data directory.
+        """
+        app, config, context, cleaned = self._run(question, thread_id, context_overrides)
+        with self.resources.active():
+            values = app.invoke({"question": cleaned.text}, config, context=context)
+        return Answer.from_state(values, cleaned)
+
+    def stream_ask(self, question: str, *, thread_id: str | None = None,
+                   **context_overrides: Any) -> Iterator[tuple[StreamKind, Any]]:
+        """Answer a question, yielding tokens and the route as they happen (see :func:`stream_ask`).
+
+        Args:
+            question: The question.
+            thread_id: Conversation memory id, as for :meth:`ask`.
+            **context_overrides: Knobs of :class:`~selfcrag.graph.context.Context` for this question.
+
+        Yields:
+            ``(kind, payload)`` pairs, ending with ``("answer", Answer)``.
+        """
+        app, config, context, cleaned = self._run(question, thread_id, context_overrides)
+        yield from self.stream_run(app, cleaned, config, context)
+
+    def stream_run(self, app: CompiledStateGraph[Any, Any, Any, Any], question: CleanQuestion,
+                   config: RunnableConfig, context: Context, **stream_options: Any
+                   ) -> Iterator[tuple[StreamKind, Any]]:
+        """Run a compiled workflow with this session's resources (see :func:`stream_run`).
+
+        Args:
+            app: The compiled graph.
+            question: From :func:`prepare_question`.
+            config: The run's configuration.
+            context: The run's context.
+            **stream_options: More options of ``app.stream``.
+
+        Yields:
+            ``(kind, payload)`` pairs, ending with ``("answer", Answer)``.
+        """
+        events = stream_run(app, question, config, context, **stream_options)
+        while True:
+            # The resources are active while the graph runs, i.e. inside each step of the generator.
+            with self.resources.active():
+                event = next(events, None)
+            if event is None:
+                return
+            yield event
+
+    def forget(self, thread_id: str) -> None:
+        """Drop a conversation from the session's memory.
+
+        Args:
+            thread_id: The conversation.
+        """
+        self.checkpointer.delete_thread(thread_id)
+
+    def close(self) -> None:
+        """Close the index and everything else the session opened."""
+        self.resources.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def ask(question: str, *, data_dir: str | PathLike[str] | None = None, thread_id: str | None = None,
-        **context_overrides: Any) -> Answer:
-    """Answer a question from the knowledge base, checking the answer against its sources.
+def ask(question: str, *, data_dir: str | PathLike[str] | None = None, chat_model: BaseChatModel | None = None,
+        **context_options: Any) -> Answer:
+    """Answer one question from the knowledge base, checking the answer against its sources.
+
+    Opens the index, answers, and closes it again: for several questions, or a
+    conversation, use a :class:`Session`.
 
     Args:
         question: The question, Chinese or English.
         data_dir: The index folder (default: ``$SELFCRAG_DATA_DIR`` or ``.selfcrag``).
-        thread_id: Remember the conversation under this id (in this process),
-            so later questions can refer to it.
-        **context_overrides: Knobs of :class:`~graph.context.Context`, e.g.
+        chat_model: A chat model to use instead of one built from ``OPENAI_*``.
+        **context_options: Knobs of :class:`~selfcrag.graph.context.Context`, e.g.
             ``top_k=3``, ``answerer="offline"``, ``max_requery=1``.
 
     Returns:
@@ -237,14 +314,13 @@ def ask(question: str, *, data_dir: str | PathLike[str] | None = None, thread_id
     Raises:
         UserError: An empty question, an unknown option, or no index in ``data_dir``.
     """
-    app, config, context, cleaned = _prepare(question, data_dir, thread_id, context_overrides)
-    values = app.invoke({"question": cleaned.text}, config, context=context)
-    return Answer.from_state(values, cleaned)
+    with Session(data_dir=data_dir, chat_model=chat_model, **context_options) as session:
+        return session.ask(question)
 
 
-def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, thread_id: str | None = None,
-               **context_overrides: Any) -> Iterator[tuple[StreamKind, Any]]:
-    """Answer a question, yielding the answer's tokens and the route as they happen.
+def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, chat_model: BaseChatModel | None = None,
+               **context_options: Any) -> Iterator[tuple[StreamKind, Any]]:
+    """Answer one question, yielding the answer's tokens and the route as they happen.
 
     Yields ``("token", text)`` for pieces of each answer attempt (the chat
     model's tokens with ``<think>`` blocks removed, or the offline answer's
@@ -258,22 +334,22 @@ def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, th
     Args:
         question: The question.
         data_dir: The index folder.
-        thread_id: Conversation memory id, as for :func:`ask`.
-        **context_overrides: Knobs of :class:`~graph.context.Context`.
+        chat_model: A chat model to use instead of one built from ``OPENAI_*``.
+        **context_options: Knobs of :class:`~selfcrag.graph.context.Context`.
 
     Yields:
         ``(kind, payload)`` pairs.
     """
-    app, config, context, cleaned = _prepare(question, data_dir, thread_id, context_overrides)
-    yield from stream_run(app, cleaned, config, context)
+    with Session(data_dir=data_dir, chat_model=chat_model, **context_options) as session:
+        yield from session.stream_ask(question)
 
 
 def stream_run(app: CompiledStateGraph[Any, Any, Any, Any], question: CleanQuestion, config: RunnableConfig,
                context: Context, **stream_options: Any) -> Iterator[tuple[StreamKind, Any]]:
     """Run a compiled workflow on a cleaned question, yielding what :func:`stream_ask` yields.
 
-    For callers that compile ``builder`` with their own checkpointer (the
-    ``selfcrag chat`` command keeps conversations in SQLite).
+    The caller makes its :class:`~selfcrag.graph.resources.Resources` active
+    (:meth:`Session.stream_run` does).
 
     Args:
         app: The compiled graph.

@@ -1,134 +1,175 @@
-"""Shared, expensive objects of a process: one retriever per data directory, chat models.
+"""What a run opens: retrievers (an index and its Qdrant engine), their offline evaluators, the chat model.
 
-Qdrant local mode lets one client per process open a data directory, so every
-node of every run reuses the retriever opened here instead of opening its own.
+A :class:`Resources` owns what it opens and closes it: ``with Resources() as
+resources, resources.active(): graph.invoke(...)``. The Python API
+(:class:`selfcrag.graph.api.Session`), the CLI and the evaluation open one
+for as long as they answer questions; nodes reach the active one through
+:func:`current_resources`.
+
+A graph run by ``langgraph dev`` / LangGraph Studio has no caller to open one:
+its runs share a server-wide instance, opened on first use and closed when the
+server process exits (the graph's lifespan).
 """
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
 from selfcrag.errors import UserError
 from selfcrag.graph.context import Context
+from selfcrag.heuristics.evaluator import OfflineEvaluator
 from selfcrag.llm.chat import build_chat_model
-from selfcrag.search.retriever import RetrievalConfig, Retriever
-from selfcrag.settings import Settings
-
-_lock = threading.Lock()
-_retrievers: dict[Path, Retriever] = {}
-_chat_model_override: BaseChatModel | None = None
+from selfcrag.search.retriever import Retriever
 
 
-def settings_for(context: Context) -> Settings:
-    """Read the settings, with the context's data directory when it names one.
+class Resources:
+    """Retrievers and evaluators per data directory, and the chat model, opened on first use.
+
+    Thread-safe: the runs of one session may share it.
 
     Args:
-        context: The run's context.
-
-    Returns:
-        The settings.
+        chat_model: A chat model to use instead of building one from the
+            environment (tests; applications that build their own).
+            ``answerer="offline"`` still wins.
     """
-    return Settings.from_env(data_dir=context.data_dir or None)
 
+    def __init__(self, chat_model: BaseChatModel | None = None) -> None:
+        self._lock = threading.Lock()
+        self._retrievers: dict[Path, Retriever] = {}
+        self._evaluators: dict[Path, OfflineEvaluator] = {}
+        self._chat_model = chat_model
+        self._closed = False
 
-def retrieval_config(context: Context) -> RetrievalConfig:
-    """Build the search configuration from the run's knobs.
+    def retriever(self, context: Context) -> Retriever:
+        """The retriever of the context's data directory, opened on first use.
 
-    Args:
-        context: The run's context.
+        Args:
+            context: The run's context.
 
-    Returns:
-        The retrieval configuration.
-    """
-    return RetrievalConfig(top_k=context.top_k, window=context.window, rrf_k=context.rrf_k)
+        Returns:
+            The retriever.
 
+        Raises:
+            NoIndexError: Nothing has been ingested into the directory.
+        """
+        settings = context.settings()
+        key = settings.data_dir.resolve()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("these resources are closed")
+            retriever = self._retrievers.get(key)
+            if retriever is None:
+                retriever = self._retrievers[key] = Retriever(settings, context.search_config())
+            return retriever
 
-def get_retriever(settings: Settings) -> Retriever:
-    """Return the process's retriever for a data directory, opening it on first use.
+    def evaluator(self, context: Context) -> OfflineEvaluator:
+        """The offline evaluator of the context's index (kept for its caches).
 
-    Args:
-        settings: Settings naming the data directory.
+        Args:
+            context: The run's context.
 
-    Returns:
-        The shared retriever.
+        Returns:
+            The evaluator.
+        """
+        retriever = self.retriever(context)
+        key = retriever.settings.data_dir.resolve()
+        with self._lock:
+            evaluator = self._evaluators.get(key)
+            if evaluator is None or evaluator.retriever is not retriever:
+                evaluator = self._evaluators[key] = OfflineEvaluator(retriever)
+            return evaluator
 
-    Raises:
-        NoIndexError: Nothing has been ingested into the directory.
-    """
-    key = settings.data_dir.expanduser().resolve()
-    with _lock:
-        retriever = _retrievers.get(key)
-        if retriever is None:
-            retriever = _retrievers[key] = Retriever(settings)
-        return retriever
+    def chat_model(self, context: Context) -> BaseChatModel | None:
+        """The chat model a run should use, or None for the offline path.
 
+        Args:
+            context: The run's context (``answerer``, model name, timeout).
 
-def close_retriever(data_dir: Path) -> None:
-    """Close the shared retriever of one data directory, if one is open (releasing its Qdrant folder lock).
+        Returns:
+            The model, or None when offline.
 
-    Args:
-        data_dir: The data directory.
-    """
-    with _lock:
-        retriever = _retrievers.pop(data_dir.expanduser().resolve(), None)
-    if retriever is not None:
-        retriever.close()
+        Raises:
+            UserError: ``answerer="chat"`` but no endpoint is configured.
+        """
+        if context.answerer == "offline":
+            return None
+        if self._chat_model is not None:
+            return self._chat_model
+        settings = context.settings()
+        if not (settings.openai_api_key or settings.openai_base_url):
+            if context.answerer == "chat":
+                raise UserError("answerer=chat needs a chat endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL")
+            return None
+        return build_chat_model(context.chat_model, settings.openai_api_key, settings.openai_base_url,
+                                context.request_timeout, context.temperature)
 
+    def release(self, data_dir: Path) -> None:
+        """Close the retriever of one data directory, if open (before another process rewrites it).
 
-def close_retrievers() -> None:
-    """Close every shared retriever (releasing Qdrant's folder locks)."""
-    with _lock:
-        for retriever in _retrievers.values():
+        Args:
+            data_dir: The data directory.
+        """
+        key = data_dir.expanduser().resolve()
+        with self._lock:
+            retriever = self._retrievers.pop(key, None)
+            self._evaluators.pop(key, None)
+        if retriever is not None:
             retriever.close()
-        _retrievers.clear()
+
+    def close(self) -> None:
+        """Close every retriever; the object cannot be used afterwards."""
+        with self._lock:
+            retrievers = list(self._retrievers.values())
+            self._retrievers.clear()
+            self._evaluators.clear()
+            self._closed = True
+        for retriever in retrievers:
+            retriever.close()
+
+    @contextmanager
+    def active(self) -> Iterator[Resources]:
+        """Make these the resources that nodes use, in this thread and the threads its runs start.
+
+        Yields:
+            These resources.
+        """
+        token = _active.set(self)
+        try:
+            yield self
+        finally:
+            _active.reset(token)
+
+    def __enter__(self) -> Resources:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-@contextmanager
-def use_chat_model(model: BaseChatModel) -> Iterator[BaseChatModel]:
-    """Make every run in this process use a given chat model while the block runs.
-
-    For tests and for embedding the graph in an application that builds its
-    own model. ``answerer="offline"`` still wins.
-
-    Args:
-        model: Any LangChain chat model supporting ``with_structured_output``.
-
-    Yields:
-        The model.
-    """
-    global _chat_model_override
-    previous, _chat_model_override = _chat_model_override, model
-    try:
-        yield model
-    finally:
-        _chat_model_override = previous
+_active: ContextVar[Resources | None] = ContextVar("selfcrag_resources", default=None)
+_server_lock = threading.Lock()
+_server: Resources | None = None
 
 
-def get_chat_model(context: Context) -> BaseChatModel | None:
-    """Return the chat model a run should use, or None for the offline path.
-
-    Args:
-        context: The run's context (``answerer``, model name, timeout).
+def current_resources() -> Resources:
+    """The resources a node uses: the caller's active ones, else the server-wide ones of ``langgraph dev``.
 
     Returns:
-        The model, or None when offline.
-
-    Raises:
-        UserError: ``answerer="chat"`` but no endpoint is configured.
+        The resources.
     """
-    if context.answerer == "offline":
-        return None
-    if _chat_model_override is not None:
-        return _chat_model_override
-    settings = settings_for(context)
-    if not (settings.openai_api_key or settings.openai_base_url):
-        if context.answerer == "chat":
-            raise UserError("answerer=chat needs a chat endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL")
-        return None
-    return build_chat_model(context.chat_model, settings.openai_api_key, settings.openai_base_url,
-                            context.request_timeout, context.temperature)
+    active = _active.get()
+    if active is not None:
+        return active
+    global _server
+    with _server_lock:
+        if _server is None:
+            _server = Resources()
+            atexit.register(_server.close)
+        return _server

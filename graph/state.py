@@ -3,102 +3,27 @@
 Everything in the state is plain JSON-ready data (dicts, lists, strings,
 numbers), so a checkpointer can store it and LangGraph Studio can show it.
 Per-question fields are reset by ``decide_retrieval`` at the start of each
-turn, so a thread with memory keeps only its ``messages`` across questions.
+turn (:func:`fresh_turn`), so a thread with memory keeps only its ``messages`` across questions.
 """
 
 from __future__ import annotations
 
-import hashlib
 import operator
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypedDict
+import typing
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
+
+from selfcrag.spans import Citation, KnowledgeItem, Passage
 
 CorrectiveAction = Literal["correct", "ambiguous", "incorrect"]
 SupportVerdict = Literal["fully", "partially", "unsupported"]
 
 # One step of the route: {"step": node name, "decision": ..., plus scores and counters}.
 TraceStep = dict[str, Any]
-
-
-class Passage(TypedDict):
-    """A retrieved context as the graph keeps it.
-
-    ``id`` is a hash of the text, so the same passage found by two searches is
-    kept once. ``first``/``last`` are sentence positions in the document (from
-    0, inclusive); ``hit_positions`` are the sentences the search matched.
-    """
-
-    id: str
-    doc_id: str
-    source: str
-    title: str
-    section: list[str]
-    first: int
-    last: int
-    text: str
-    score: float
-    dense_score: float | None
-    bm25_score: float | None
-    dense_rank: int | None
-    bm25_rank: int | None
-    hit_positions: list[int]
-    query: str
-
-
-class Strip(TypedDict):
-    """One knowledge strip (a sentence) of a kept passage, with its relevance score.
-
-    ``leans_on`` lists the positions of the sentences it needs to be
-    understood (a list item's lead-in, a clause's continuation).
-    """
-
-    position: int
-    kind: str
-    text: str
-    score: float
-    leans_on: list[int]
-
-
-class KnowledgeItem(TypedDict):
-    """Kept strips of one passage, recomposed in document order: what [n] cites."""
-
-    n: int
-    doc_id: str
-    source: str
-    title: str
-    section: list[str]
-    first: int
-    last: int
-    text: str
-    score: float
-    strips: list[Strip]
-
-
-class Citation(TypedDict):
-    """A source of the answer: where it stands and the quoted text."""
-
-    n: int
-    source: str
-    title: str
-    section: list[str]
-    first: int
-    last: int
-    quote: str
-
-
-def passage_id(text: str) -> str:
-    """Hash a passage's text: equal text, equal id.
-
-    Args:
-        text: The passage text.
-
-    Returns:
-        16 hex digits of its SHA-256.
-    """
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def merge_passages(existing: list[Passage], new: list[Passage]) -> list[Passage]:
@@ -158,3 +83,26 @@ class State(InputState):
     """When abstaining: the nearest passages found, for the reader to check."""
     abstained: bool = False
     trace: Annotated[list[TraceStep], operator.add] = field(default_factory=list)
+
+
+# What outlives a turn in a thread with memory; every other field starts each turn at its default.
+KEPT_ACROSS_TURNS = frozenset({"question", "messages"})
+
+
+def fresh_turn() -> dict[str, Any]:
+    """The update that starts a turn: every per-question field of :class:`State` back at its default.
+
+    Fields with a reducer (``contexts``, ``trace``) are overwritten rather than reduced.
+
+    Returns:
+        A partial state update.
+    """
+    hints = typing.get_type_hints(State, include_extras=True)
+    update: dict[str, Any] = {}
+    for f in fields(State):
+        if f.name in KEPT_ACROSS_TURNS:
+            continue
+        value = f.default_factory() if f.default_factory is not MISSING else f.default
+        reduced = typing.get_origin(hints[f.name]) is Annotated
+        update[f.name] = Overwrite(value) if reduced else value
+    return update

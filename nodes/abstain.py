@@ -9,10 +9,11 @@ from langgraph.runtime import Runtime
 
 from selfcrag.cite.markers import locate
 from selfcrag.graph.context import Context
-from selfcrag.graph.state import Citation, State
+from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
+from selfcrag.spans import Citation
 
 CLOSEST_SHOWN = 3
 

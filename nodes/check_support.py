@@ -8,15 +8,14 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from selfcrag.cite.markers import build_citations, drop_unknown_markers, join_cited, split_cited
+from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import get_chat_model, get_retriever, settings_for
+from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State, SupportVerdict
 from selfcrag.graph.trace import record
 from selfcrag.heuristics.support import check_sentences
 from selfcrag.index.tokenize import detect_language
 from selfcrag.llm.replies import SupportJudgement
-from selfcrag.llm.retry import describe_failure
-from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
 from selfcrag.prompts import pick, quote_knowledge, replies
 from selfcrag.prompts.support import SUPPORT_SYSTEM, SUPPORT_USER
 
@@ -54,29 +53,20 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     sentences, unknown_markers = drop_unknown_markers(split_cited(state.draft), state.knowledge)
     flags: list[bool] = []
     missing = ""
-    details: dict[str, Any] = {"method": "offline"}
-    retries: list[str] = []
-    model = get_chat_model(context) if sentences else None
-    if model is not None:
-        numbered = "\n".join(f"{i}. {join_cited([s])}" for i, s in enumerate(sentences, 1))
-        try:
-            judgement = invoke_structured(
-                model, SupportJudgement,
-                [SystemMessage(pick(SUPPORT_SYSTEM, question)),
-                 HumanMessage(pick(SUPPORT_USER, question).format(
-                     question=question, passages=quote_knowledge(state.knowledge), sentences=numbered))],
-                method=context.structured_output, attempts=context.max_attempts,
-                parse_attempts=context.parse_attempts, name="check_support", on_retry=retries.append)
-            unsupported = set(judgement.unsupported_sentences)
-            flags = [judgement.verdict != "unsupported" and (judgement.verdict == "fully" or i not in unsupported)
-                     for i in range(1, len(sentences) + 1)]
-            missing, details = judgement.missing.strip(), {"method": "chat"}
-        except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": describe_failure(error)}
-    if retries:
-        details["retries"] = retries
+    numbered = "\n".join(f"{i}. {join_cited([s])}" for i, s in enumerate(sentences, 1))
+    judgement, details = structured_step(
+        runtime, "check_support", SupportJudgement,
+        [SystemMessage(pick(SUPPORT_SYSTEM, question)),
+         HumanMessage(pick(SUPPORT_USER, question).format(
+             question=question, passages=quote_knowledge(state.knowledge), sentences=numbered))],
+        wanted=bool(sentences))
+    if judgement is not None:
+        unsupported = set(judgement.unsupported_sentences)
+        flags = [judgement.verdict != "unsupported" and (judgement.verdict == "fully" or i not in unsupported)
+                 for i in range(1, len(sentences) + 1)]
+        missing = judgement.missing.strip()
     if sentences and not flags:
-        checks = check_sentences(sentences, state.knowledge, get_retriever(settings_for(context)))
+        checks = check_sentences(sentences, state.knowledge, current_resources().retriever(context))
         flags = [c.supported for c in checks]
         details["sentences"] = [c.how for c in checks]
     if unknown_markers:

@@ -18,16 +18,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
 from selfcrag.graph.question import clean_question
-from selfcrag.graph.resources import get_chat_model
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.heuristics.signals import surface_words
-from selfcrag.llm.retry import describe_failure
-from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
-from selfcrag.nodes.decide_retrieval import history_text
-from selfcrag.prompts import pick
+from selfcrag.prompts import history_text, pick
 from selfcrag.prompts.condensing import CONDENSE_SYSTEM, CONDENSE_USER
 
 # A question with this many content words or fewer leans on the conversation ("And backups?").
@@ -100,27 +97,15 @@ def condense_question(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     Returns:
         The standalone ``question`` and search ``query``.
     """
-    context = runtime.context
     question = state.question
     history = state.messages[:-1]
-    standalone = ""
-    details: dict[str, Any] = {"method": "rules"}
-    retries: list[str] = []
-    model = get_chat_model(context)
-    if model is not None:
-        try:
-            reply = invoke_structured(
-                model, StandaloneQuestion,
-                [SystemMessage(pick(CONDENSE_SYSTEM, question)),
-                 HumanMessage(pick(CONDENSE_USER, question).format(history=history_text(history), question=question))],
-                method=context.structured_output, attempts=context.max_attempts,
-                parse_attempts=context.parse_attempts, name="condense_question", on_retry=retries.append)
-            # The model's question is searched and quoted in later prompts: bounded like the user's.
-            standalone, details = clean_question(reply.question).text, {"method": "chat"}
-        except CHAT_FAILURES as error:
-            details["fallback"] = describe_failure(error)
-    if retries:
-        details["retries"] = retries
+    reply, details = structured_step(
+        runtime, "condense_question", StandaloneQuestion,
+        [SystemMessage(pick(CONDENSE_SYSTEM, question)),
+         HumanMessage(pick(CONDENSE_USER, question).format(history=history_text(history), question=question))],
+        offline="rules")
+    # The model's question is searched and quoted in later prompts: bounded like the user's.
+    standalone = clean_question(reply.question).text if reply is not None else ""
     if not standalone:
         earlier = [m.text for m in history if isinstance(m, HumanMessage)]
         standalone = standalone_by_rule(question, earlier)

@@ -7,16 +7,13 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from selfcrag.graph.chat_step import text_step
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import get_chat_model, get_retriever, settings_for
+from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
-from selfcrag.graph.trace import record, retract, retracting
+from selfcrag.graph.trace import record
 from selfcrag.heuristics.answerer import extractive_answer, format_answer
-from selfcrag.heuristics.evaluator import evaluator_for
 from selfcrag.index.tokenize import detect_language
-from selfcrag.llm.retry import describe_failure
-from selfcrag.llm.structured import CHAT_FAILURES
-from selfcrag.llm.text import invoke_text
 from selfcrag.prompts import pick, quote_knowledge
 from selfcrag.prompts.answering import GENERATE_STRICT_SYSTEM, GENERATE_SYSTEM, GENERATE_USER
 
@@ -40,28 +37,16 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     strict = state.support == "unsupported"
     question = state.question
-    draft = ""
-    details: dict[str, Any] = {"method": "offline"}
-    retries: list[str] = []
-    model = get_chat_model(context) if state.knowledge else None
-    if model is not None:
-        system = GENERATE_STRICT_SYSTEM if strict else GENERATE_SYSTEM
-        try:
-            draft = invoke_text(
-                model,
-                [SystemMessage(pick(system, question)),
-                 HumanMessage(pick(GENERATE_USER, question).format(passages=quote_knowledge(state.knowledge),
-                                                                    question=question))],
-                name="generate", attempts=context.max_attempts, reply_attempts=context.parse_attempts,
-                language=detect_language(question), on_retry=retracting(runtime, "generate", retries))
-            details = {"method": "chat"}
-        except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": describe_failure(error)}
-            retract(runtime, "generate", details["fallback"])
-    if retries:
-        details["retries"] = retries
+    system = GENERATE_STRICT_SYSTEM if strict else GENERATE_SYSTEM
+    reply, details = text_step(
+        runtime, "generate",
+        [SystemMessage(pick(system, question)),
+         HumanMessage(pick(GENERATE_USER, question).format(passages=quote_knowledge(state.knowledge),
+                                                            question=question))],
+        language=detect_language(question), wanted=bool(state.knowledge))
+    draft = reply or ""
     if not draft and state.knowledge:
-        profile = evaluator_for(get_retriever(settings_for(context))).profile(question)
+        profile = current_resources().evaluator(context).profile(question)
         sentences = extractive_answer(state.knowledge, profile, max_sentences=context.max_answer_sentences,
                                       strict=strict)
         draft = format_answer(sentences, profile.language)

@@ -5,21 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from selfcrag.cite.markers import locate
+from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import get_chat_model, get_retriever, settings_for
-from selfcrag.graph.state import CorrectiveAction, Passage, State
+from selfcrag.graph.resources import current_resources
+from selfcrag.graph.state import CorrectiveAction, State
 from selfcrag.graph.trace import record
-from selfcrag.heuristics.evaluator import evaluator_for
 from selfcrag.llm.replies import PassageGrades
-from selfcrag.llm.retry import OnRetry, describe_failure
-from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
 from selfcrag.prompts import pick, quote_passages
 from selfcrag.prompts.grading import GRADE_SYSTEM, GRADE_USER
+from selfcrag.spans import Passage
 
 
 def corrective_action(scores: Iterable[float], upper: float, lower: float) -> CorrectiveAction:
@@ -58,22 +56,24 @@ def label_score(label: str, upper: float, lower: float) -> float:
     return {"relevant": 1.0, "irrelevant": 0.0}.get(label, (upper + lower) / 2)
 
 
-def _grade_with_chat(model: BaseChatModel, question: str, passages: Sequence[Passage],
-                     context: Context, on_retry: OnRetry) -> dict[str, float]:
+def _grade_with_chat(runtime: Runtime[Context], question: str,
+                     passages: Sequence[Passage]) -> tuple[dict[str, float], dict[str, Any]]:
+    context = runtime.context
     quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"]), p["text"])
                             for i, p in enumerate(passages, 1))
-    reply = invoke_structured(
-        model, PassageGrades,
+    reply, details = structured_step(
+        runtime, "grade_documents", PassageGrades,
         [SystemMessage(pick(GRADE_SYSTEM, question)),
          HumanMessage(pick(GRADE_USER, question).format(question=question, passages=quoted))],
-        method=context.structured_output, attempts=context.max_attempts, parse_attempts=context.parse_attempts,
-        name="grade_documents", on_retry=on_retry)
-    scores = {}
-    for grade in reply.grades:
+        wanted=bool(passages))
+    scores: dict[str, float] = {}
+    for grade in reply.grades if reply is not None else []:
         if 1 <= grade.passage <= len(passages):
             scores[passages[grade.passage - 1]["id"]] = label_score(grade.relevance, context.upper_threshold,
                                                                     context.lower_threshold)
-    return scores
+    if reply is not None and len(scores) < len(passages):
+        details["offline_for"] = len(passages) - len(scores)
+    return scores, details
 
 
 def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -88,23 +88,10 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context
     ungraded = [p for p in state.contexts if p["id"] not in state.grades]
-    scores: dict[str, float] = {}
-    details: dict[str, Any] = {"method": "offline"}
-    retries: list[str] = []
-    model = get_chat_model(context) if ungraded else None
-    if model is not None:
-        try:
-            scores = _grade_with_chat(model, state.question, ungraded, context, retries.append)
-            details = {"method": "chat"}
-            if len(scores) < len(ungraded):
-                details["offline_for"] = len(ungraded) - len(scores)
-        except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": describe_failure(error)}
-    if retries:
-        details["retries"] = retries
+    scores, details = _grade_with_chat(runtime, state.question, ungraded)
     remaining = [p for p in ungraded if p["id"] not in scores]
     if remaining:
-        evaluator = evaluator_for(get_retriever(settings_for(context)))
+        evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
         scores.update({p["id"]: round(evaluator.score_passage(profile, p), 4) for p in remaining})
     grades = {**state.grades, **scores}

@@ -8,11 +8,11 @@ from langgraph.runtime import Runtime
 
 from selfcrag.cite.markers import defuse_markers
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import get_retriever, settings_for
-from selfcrag.graph.state import KnowledgeItem, State, Strip
+from selfcrag.graph.resources import current_resources
+from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
-from selfcrag.heuristics.evaluator import evaluator_for
 from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, recompose
+from selfcrag.spans import KnowledgeItem, Strip
 
 # Strips handed to the answer step at most, so a long passage cannot crowd out the rest.
 MAX_STRIPS = 12
@@ -35,9 +35,9 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         The knowledge items.
     """
     context = runtime.context
-    retriever = get_retriever(settings_for(context))
+    retriever = current_resources().retriever(context)
     snapshot = retriever.snapshot
-    evaluator = evaluator_for(retriever)
+    evaluator = current_resources().evaluator(context)
     profile = evaluator.profile(state.question)
     passages = sorted((p for p in state.contexts if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
                       key=lambda p: -state.grades[p["id"]])

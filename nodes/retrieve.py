@@ -7,11 +7,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import get_retriever, retrieval_config, settings_for
-from selfcrag.graph.state import Passage, State, passage_id
+from selfcrag.graph.resources import current_resources
+from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.index.snapshot import IndexSnapshot
 from selfcrag.search.contexts import RetrievedContext
+from selfcrag.spans import Passage, passage_id
 
 
 def to_passage(context: RetrievedContext, query: str, snapshot: IndexSnapshot) -> Passage:
@@ -44,9 +45,9 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     Returns:
         The passages found (the state's reducer drops those already present).
     """
-    retriever = get_retriever(settings_for(runtime.context))
+    retriever = current_resources().retriever(runtime.context)
     query = state.query or state.question
-    result = retriever.search(query, retrieval_config(runtime.context))
+    result = retriever.search(query, runtime.context.search_config())
     passages = [to_passage(c, query, retriever.snapshot) for c in result.contexts]
     known = {p["id"] for p in state.contexts}
     new = [p for p in passages if p["id"] not in known]

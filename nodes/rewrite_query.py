@@ -8,17 +8,15 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import get_chat_model, get_retriever, settings_for
+from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
-from selfcrag.heuristics.evaluator import evaluator_for
 from selfcrag.heuristics.rewriter import rewrite_query as rewrite_offline
 from selfcrag.heuristics.signals import term_statistics
 from selfcrag.heuristics.strips import passage_strips
 from selfcrag.llm.replies import RewrittenQuery
-from selfcrag.llm.retry import describe_failure
-from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
 from selfcrag.prompts import defuse, pick
 from selfcrag.prompts.rewriting import REWRITE_SYSTEM, REWRITE_USER
 
@@ -38,29 +36,17 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context
     previous = state.queries or [state.question]
-    query = ""
-    details: dict[str, Any] = {"method": "offline"}
-    retries: list[str] = []
-    model = get_chat_model(context)
-    if model is not None:
-        # Titles come from the documents: quoted as a JSON list of strings, defused like passages.
-        found = json.dumps(sorted({defuse(p["title"]) for p in state.contexts}), ensure_ascii=False)
-        try:
-            reply = invoke_structured(
-                model, RewrittenQuery,
-                [SystemMessage(pick(REWRITE_SYSTEM, state.question)),
-                 HumanMessage(pick(REWRITE_USER, state.question).format(
-                     question=state.question, queries="; ".join(previous), found=found))],
-                method=context.structured_output, attempts=context.max_attempts,
-                parse_attempts=context.parse_attempts, name="rewrite_query", on_retry=retries.append)
-            query, details = reply.query.strip(), {"method": "chat"}
-        except CHAT_FAILURES as error:
-            details = {"method": "offline", "fallback": describe_failure(error)}
-    if retries:
-        details["retries"] = retries
+    # Titles come from the documents: quoted as a JSON list of strings, defused like passages.
+    found = json.dumps(sorted({defuse(p["title"]) for p in state.contexts}), ensure_ascii=False)
+    reply, details = structured_step(
+        runtime, "rewrite_query", RewrittenQuery,
+        [SystemMessage(pick(REWRITE_SYSTEM, state.question)),
+         HumanMessage(pick(REWRITE_USER, state.question).format(
+             question=state.question, queries="; ".join(previous), found=found))])
+    query = reply.query.strip() if reply is not None else ""
     if not query:
-        retriever = get_retriever(settings_for(context))
-        evaluator = evaluator_for(retriever)
+        retriever = current_resources().retriever(context)
+        evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
         best = sorted(state.contexts, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]
         strips = [s for p in best for s in passage_strips(retriever.snapshot, p["doc_id"], p["first"], p["last"])]

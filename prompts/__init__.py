@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from langchain_core.messages import BaseMessage
+
 from selfcrag.cite.markers import locate
-from selfcrag.graph.state import KnowledgeItem
 from selfcrag.index.tokenize import detect_language
+from selfcrag.spans import KnowledgeItem
 
 Localized = Mapping[str, str]
 
@@ -78,3 +80,17 @@ def quote_knowledge(knowledge: Sequence[KnowledgeItem]) -> str:
     """
     return quote_passages((k["n"], locate(k["source"], k["section"], k["first"], k["last"]), k["text"])
                           for k in knowledge)
+
+
+def history_text(messages: Sequence[BaseMessage], limit: int = 6) -> str:
+    """Render the last messages of a conversation as ``role: text`` lines, for a prompt.
+
+    Args:
+        messages: Earlier messages.
+        limit: How many to show.
+
+    Returns:
+        The lines, or ``(none)``; earlier answers quote documents, so they are defused as passages are.
+    """
+    lines = [f"{m.type}: {defuse(m.text)}" for m in messages[-limit:]]
+    return "\n".join(lines) or "(none)"

@@ -6,6 +6,6 @@ by ``selfcrag ingest``; see :mod:`selfcrag.graph.api`.
 
 __version__ = "0.1.0"
 
-from selfcrag.graph.api import Answer, Citation, ask, stream_ask  # noqa: E402  (after __version__, which the CLI reads)
+from selfcrag.graph.api import Answer, Citation, Session, ask, stream_ask  # noqa: E402  (after __version__)
 
-__all__ = ["Answer", "Citation", "__version__", "ask", "stream_ask"]
+__all__ = ["Answer", "Citation", "Session", "__version__", "ask", "stream_ask"]

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from itertools import count
 from operator import itemgetter
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -39,7 +39,7 @@ class ScriptedChat(BaseChatModel):
 
     script: dict[str, list[Any]] = Field(default_factory=dict)
     calls: list[str] = Field(default_factory=list)
-    disable_streaming: bool | str = "tool_calling"
+    disable_streaming: bool | Literal["tool_calling"] = "tool_calling"
 
     @property
     def _llm_type(self) -> str:

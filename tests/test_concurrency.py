@@ -16,10 +16,9 @@ from typing import TypeVar
 
 import pytest
 
-from selfcrag.graph.api import Answer, ask
-from selfcrag.graph.resources import close_retriever
+from selfcrag.graph.api import Answer, Session, ask
+from selfcrag.graph.context import Context
 from selfcrag.index.ingest import ingest
-from selfcrag.settings import Settings
 
 # (question, evidence the answer must quote): four Chinese, four English, from tests/sample_questions.md.
 QUESTIONS = [
@@ -53,17 +52,19 @@ def same(a: Answer, b: Answer) -> bool:
 
 
 def test_eight_concurrent_questions_get_the_answers_they_get_alone(kb_dir: Path) -> None:
-    alone = [ask(question, data_dir=kb_dir) for question, _ in QUESTIONS]
-    assert all(evidence in a.answer for a, (_, evidence) in zip(alone, QUESTIONS, strict=True))
-    for _ in range(2):
-        together = all_at_once([partial(ask, q, data_dir=kb_dir) for q, _ in QUESTIONS])
-        assert all(same(a, b) for a, b in zip(together, alone, strict=True))
+    with Session(data_dir=kb_dir) as session:
+        alone = [session.ask(question) for question, _ in QUESTIONS]
+        assert all(evidence in a.answer for a, (_, evidence) in zip(alone, QUESTIONS, strict=True))
+        for _ in range(2):
+            together = all_at_once([partial(session.ask, q) for q, _ in QUESTIONS])
+            assert all(same(a, b) for a, b in zip(together, alone, strict=True))
 
 
 def test_eight_concurrent_conversations_keep_their_own_memory(kb_dir: Path) -> None:
     threads = [f"concurrent-{i}" for i in range(len(QUESTIONS))]
-    all_at_once([partial(ask, q, data_dir=kb_dir, thread_id=t) for (q, _), t in zip(QUESTIONS, threads, strict=True)])
-    recalled = all_at_once([partial(ask, "What did I just ask?", data_dir=kb_dir, thread_id=t) for t in threads])
+    with Session(data_dir=kb_dir) as session:
+        all_at_once([partial(session.ask, q, thread_id=t) for (q, _), t in zip(QUESTIONS, threads, strict=True)])
+        recalled = all_at_once([partial(session.ask, "What did I just ask?", thread_id=t) for t in threads])
     for result, (question, _) in zip(recalled, QUESTIONS, strict=True):
         assert question in result.answer
 
@@ -75,9 +76,8 @@ def fresh_index(tmp_path: Path) -> Iterator[Path]:
     (kb / "pump.md").write_text("# Pump\n\nThe coolant pump is serviced every 30 days.\n\n"
                                 "## Filters\n\nEach service replaces the pump filter.\n", encoding="utf-8")
     data_dir = tmp_path / "index"
-    ingest([kb], Settings(data_dir=data_dir))
+    ingest([kb], Context(data_dir=str(data_dir)).settings())
     yield data_dir
-    close_retriever(data_dir)
 
 
 def test_eight_first_questions_at_once_open_one_retriever(fresh_index: Path) -> None:

@@ -13,8 +13,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 from scripted_chat import ScriptedChat, grades
 
-from selfcrag.graph.api import ask, stream_ask
-from selfcrag.graph.resources import use_chat_model
+from selfcrag.graph.api import Session
 from selfcrag.nodes.condense_question import is_follow_up, standalone_by_rule
 
 ACCESS = "How long is an Aurora access token valid?"
@@ -31,10 +30,10 @@ def second_turn_calls(kb_dir: Path, script: dict[str, list[Any]]) -> list[str]:
     """Ask ACCESS then REFRESH in one thread with a scripted model; return the second turn's calls."""
     model = ScriptedChat(script=script)
     thread = new_thread()
-    with use_chat_model(model):
-        ask(ACCESS, data_dir=kb_dir, thread_id=thread)
+    with Session(data_dir=kb_dir, chat_model=model) as session:
+        session.ask(ACCESS, thread_id=thread)
         first = len(model.calls)
-        ask(REFRESH, data_dir=kb_dir, thread_id=thread)
+        session.ask(REFRESH, thread_id=thread)
     return model.calls[first:]
 
 
@@ -80,8 +79,9 @@ def test_a_chain_of_follow_ups_keeps_the_topic_it_started_from() -> None:
 
 def test_offline_a_follow_up_is_searched_and_answered_as_a_standalone_question(kb_dir: Path) -> None:
     thread = new_thread()
-    ask(ACCESS, data_dir=kb_dir, thread_id=thread)
-    result = ask(REFRESH, data_dir=kb_dir, thread_id=thread)
+    with Session(data_dir=kb_dir) as session:
+        session.ask(ACCESS, thread_id=thread)
+        result = session.ask(REFRESH, thread_id=thread)
     assert result.route[:3] == ["decide_retrieval", "condense_question", "retrieve"]
     condensed, retrieved = result.trace[1], result.trace[2]
     assert condensed["decision"] == "condensed" and condensed["method"] == "rules"
@@ -91,8 +91,8 @@ def test_offline_a_follow_up_is_searched_and_answered_as_a_standalone_question(k
 
 def test_the_first_question_of_a_thread_is_not_condensed_and_takes_four_chat_calls(kb_dir: Path) -> None:
     model = ScriptedChat(script=chat_script({"question": "unused"}))
-    with use_chat_model(model):
-        result = ask(ACCESS, data_dir=kb_dir, thread_id=new_thread())
+    with Session(data_dir=kb_dir, chat_model=model) as session:
+        result = session.ask(ACCESS, thread_id=new_thread())
     assert "condense_question" not in result.route
     assert model.calls == ["RetrievalDecision", "PassageGrades", "text", "SupportJudgement"]
 
@@ -113,9 +113,9 @@ def test_the_standalone_question_is_what_the_turn_searches_and_answers(kb_dir: P
     standalone = "How long do Aurora refresh tokens remain valid?"
     model = ScriptedChat(script=chat_script({"question": standalone}))
     thread = new_thread()
-    with use_chat_model(model):
-        ask(ACCESS, data_dir=kb_dir, thread_id=thread)
-        events = list(stream_ask(REFRESH, data_dir=kb_dir, thread_id=thread))
+    with Session(data_dir=kb_dir, chat_model=model) as session:
+        session.ask(ACCESS, thread_id=thread)
+        events = list(session.stream_ask(REFRESH, thread_id=thread))
     answer = events[-1][1]
     steps = {step["step"]: step for step in answer.trace}
     assert steps["condense_question"]["method"] == "chat" and steps["retrieve"]["query"] == standalone
@@ -126,15 +126,15 @@ def test_the_standalone_question_is_what_the_turn_searches_and_answers(kb_dir: P
 
 @pytest.mark.parametrize("failure", [
     pytest.param("{not json", id="unparsable"),
-    pytest.param(openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1")),
+    pytest.param(openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1")),  # type: ignore[arg-type]
                  id="endpoint-down"),
 ])
 def test_a_failed_rewrite_falls_back_to_the_rule(kb_dir: Path, failure: Any) -> None:
     model = ScriptedChat(script=chat_script(failure))
     thread = new_thread()
-    with use_chat_model(model):
-        ask(ACCESS, data_dir=kb_dir, thread_id=thread, max_attempts=1)
-        result = ask(REFRESH, data_dir=kb_dir, thread_id=thread, max_attempts=1)
+    with Session(data_dir=kb_dir, chat_model=model) as session:
+        session.ask(ACCESS, thread_id=thread, max_attempts=1)
+        result = session.ask(REFRESH, thread_id=thread, max_attempts=1)
     step = next(s for s in result.trace if s["step"] == "condense_question")
     assert step["method"] == "rules" and step["fallback"]
     assert step["question"] == f"Aurora access token valid {REFRESH}"
@@ -142,7 +142,8 @@ def test_a_failed_rewrite_falls_back_to_the_rule(kb_dir: Path, failure: Any) -> 
 
 def test_a_question_about_the_conversation_is_answered_without_condensing(kb_dir: Path) -> None:
     thread = new_thread()
-    ask(ACCESS, data_dir=kb_dir, thread_id=thread)
-    result = ask("What did I just ask?", data_dir=kb_dir, thread_id=thread)
+    with Session(data_dir=kb_dir) as session:
+        session.ask(ACCESS, thread_id=thread)
+        result = session.ask("What did I just ask?", thread_id=thread)
     assert result.route == ["decide_retrieval", "answer_directly"]
     assert ACCESS in result.answer

@@ -14,8 +14,7 @@ from selfcrag.cli import app
 from selfcrag.eval.answer_eval import run_answer_eval
 from selfcrag.eval.retrieval_eval import ingest_set
 from selfcrag.eval.sets import load_set
-from selfcrag.graph.resources import close_retriever, use_chat_model
-from selfcrag.settings import Settings
+from selfcrag.graph.context import Context
 
 TINY_SET = Path(__file__).resolve().parent / "data" / "tiny-set"
 RETRIEVAL = ["dense", "bm25", "hybrid", "hybrid-nowindow", "chunk512", "hybrid@window=2"]
@@ -105,18 +104,14 @@ def test_unknown_configuration_is_one_line_error(run: dict[str, Any]) -> None:
 
 def test_with_a_chat_model_the_calls_are_counted(run: dict[str, Any]) -> None:
     evalset = load_set(TINY_SET)
-    settings, _ = ingest_set(evalset, Settings(data_dir=run["data_dir"]))
+    set_context, _ = ingest_set(evalset, Context(data_dir=str(run["data_dir"])))
     model = ScriptedChat(script={
         "RetrievalDecision": [{"retrieve": True}],
         "PassageGrades": [{"grades": [{"passage": 1, "relevance": "relevant"}]}],
         "text": ["The answer is in the first passage. [1]"],
         "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
     })
-    try:
-        with use_chat_model(model):
-            row = next(run_answer_eval(evalset, settings, ["selfcrag"], limit=2, seed=0))
-    finally:
-        close_retriever(settings.data_dir)
+    row = next(run_answer_eval(evalset, set_context, ["selfcrag"], limit=2, seed=0, chat_model=model))
     assert row["answerer"] == "chat"
     # Every call the model saw is counted (at least decide, grade, generate and check support a question).
     assert row["llm_calls_per_q"] == len(model.calls) / 2

@@ -4,14 +4,14 @@ from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 
 
 def test_rrf_sums_reciprocal_ranks_with_k_60():
-    fused = dict(reciprocal_rank_fusion([["a", "b"], ["b", "c"]]))
+    fused = dict(reciprocal_rank_fusion([["a", "b"], ["b", "c"]], k=60))
     assert fused["a"] == pytest.approx(1 / 61)
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
     assert fused["c"] == pytest.approx(1 / 62)
 
 
 def test_rrf_ranks_agreement_first():
-    assert [key for key, _ in reciprocal_rank_fusion([["a", "b"], ["b", "c"]])] == ["b", "a", "c"]
+    assert [key for key, _ in reciprocal_rank_fusion([["a", "b"], ["b", "c"]], k=60)] == ["b", "a", "c"]
 
 
 def test_rrf_weights_scale_each_ranking():
@@ -21,12 +21,12 @@ def test_rrf_weights_scale_each_ranking():
 
 
 def test_rrf_ties_keep_first_appearance():
-    assert [key for key, _ in reciprocal_rank_fusion([["x"], ["y"]])] == ["x", "y"]
+    assert [key for key, _ in reciprocal_rank_fusion([["x"], ["y"]], k=60)] == ["x", "y"]
 
 
 def test_rrf_rejects_weight_count_mismatch():
     with pytest.raises(ValueError):
-        reciprocal_rank_fusion([["a"], ["b"]], weights=[1.0])
+        reciprocal_rank_fusion([["a"], ["b"]], k=60, weights=[1.0])
 
 
 def test_weighted_fusion_min_max_normalises_each_list():

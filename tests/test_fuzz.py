@@ -67,7 +67,7 @@ def test_windows_never_cross_documents_or_sections_and_never_overlap(docs, data,
 @settings(deadline=None)
 @given(st.lists(st.lists(st.integers(0, 30), max_size=15, unique=True), min_size=1, max_size=3))
 def test_rrf_keeps_every_id_once_best_first(rankings):
-    fused = reciprocal_rank_fusion(rankings)
+    fused = reciprocal_rank_fusion(rankings, k=60)
     assert sorted(key for key, _ in fused) == sorted({k for r in rankings for k in r})
     scores = [score for _, score in fused]
     assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)

@@ -8,10 +8,9 @@ import pytest
 from scripted_chat import ScriptedChat, grades
 
 from selfcrag.errors import NoIndexError, UserError
-from selfcrag.graph.api import Answer, Citation, ask, stream_ask
+from selfcrag.graph.api import Answer, Citation, Session, ask, stream_ask
 from selfcrag.graph.builder import graph
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import use_chat_model
 
 LOGS = "How long are application logs kept?"
 
@@ -49,8 +48,7 @@ def test_streamed_tokens_come_from_the_answer_only_never_from_graders(kb_dir: Pa
         "text": ["<think>quote the policy</think>Application logs are kept for 90 days. [1]"],
         "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
     })
-    with use_chat_model(model):
-        events = list(stream_ask(LOGS, data_dir=kb_dir))
+    events = list(stream_ask(LOGS, data_dir=kb_dir, chat_model=model))
     tokens = [text for kind, text in events if kind == "token"]
     assert len(tokens) > 3
     assert "".join(tokens) == "Application logs are kept for 90 days. [1]"
@@ -58,11 +56,12 @@ def test_streamed_tokens_come_from_the_answer_only_never_from_graders(kb_dir: Pa
 
 
 def test_a_thread_remembers_the_conversation(kb_dir: Path) -> None:
-    ask(LOGS, data_dir=kb_dir, thread_id="memory-test")
-    follow_up = ask("What did I just ask?", data_dir=kb_dir, thread_id="memory-test")
+    with Session(data_dir=kb_dir) as session:
+        session.ask(LOGS, thread_id="memory-test")
+        follow_up = session.ask("What did I just ask?", thread_id="memory-test")
+        fresh = session.ask("What did I just ask?", thread_id="another-thread")
     assert follow_up.route == ["decide_retrieval", "answer_directly"]
     assert LOGS in follow_up.answer
-    fresh = ask("What did I just ask?", data_dir=kb_dir, thread_id="another-thread")
     assert LOGS not in fresh.answer
 
 

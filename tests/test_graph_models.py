@@ -51,13 +51,14 @@ def test_parse_reply_rejects_what_does_not_validate() -> None:
     assert parse_reply("{not json", RetrievalDecision) is None
 
 
+# openai types its errors against its own HTTP package (httpx2); httpx's objects serve the same at run time.
 @pytest.mark.parametrize(("error", "transient"), [
-    (openai.RateLimitError("slow down", response=httpx.Response(429, request=REQUEST), body=None), True),
-    (openai.InternalServerError("oops", response=httpx.Response(503, request=REQUEST), body=None), True),
-    (openai.APITimeoutError(request=REQUEST), True),
-    (openai.APIConnectionError(request=REQUEST), True),
-    (openai.BadRequestError("bad", response=httpx.Response(400, request=REQUEST), body=None), False),
-    (openai.AuthenticationError("key", response=httpx.Response(401, request=REQUEST), body=None), False),
+    (openai.RateLimitError("slow down", response=httpx.Response(429, request=REQUEST), body=None), True),  # type: ignore[arg-type]
+    (openai.InternalServerError("oops", response=httpx.Response(503, request=REQUEST), body=None), True),  # type: ignore[arg-type]
+    (openai.APITimeoutError(request=REQUEST), True),  # type: ignore[arg-type]
+    (openai.APIConnectionError(request=REQUEST), True),  # type: ignore[arg-type]
+    (openai.BadRequestError("bad", response=httpx.Response(400, request=REQUEST), body=None), False),  # type: ignore[arg-type]
+    (openai.AuthenticationError("key", response=httpx.Response(401, request=REQUEST), body=None), False),  # type: ignore[arg-type]
 ])
 def test_only_transient_faults_are_retried(error: BaseException, transient: bool) -> None:
     assert is_transient(error) is transient

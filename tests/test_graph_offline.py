@@ -16,11 +16,11 @@ from selfcrag.cite.markers import CitedSentence
 from selfcrag.graph.api import ask
 from selfcrag.graph.builder import graph
 from selfcrag.graph.context import Context
-from selfcrag.graph.state import KnowledgeItem
 from selfcrag.heuristics.rewriter import rewrite_query
 from selfcrag.heuristics.signals import term_statistics
 from selfcrag.heuristics.support import check_sentences
 from selfcrag.search.retriever import Retriever
+from selfcrag.spans import KnowledgeItem
 
 KEY = (Path(__file__).parent / "sample_questions.md").read_text(encoding="utf-8")
 ENTRIES = re.findall(r"### (\S+)\n- \*\*Question\*\*: (.+)\n- \*\*Answer\*\*: .+\n(?:- \*\*Evidence\*\*: `(.+)`\n)?"

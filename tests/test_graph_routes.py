@@ -11,7 +11,7 @@ from scripted_chat import ScriptedChat, grades
 
 from selfcrag.graph.builder import graph
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import use_chat_model
+from selfcrag.graph.resources import Resources
 
 LOGS = "How long are application logs kept?"
 FULLY = {"verdict": "fully", "unsupported_sentences": [], "missing": ""}
@@ -22,7 +22,7 @@ MAX_STEPS = 15
 
 
 def run(model: ScriptedChat, kb_dir: Path, question: str = LOGS, **knobs: Any) -> dict[str, Any]:
-    with use_chat_model(model):
+    with Resources(chat_model=model) as resources, resources.active():
         return graph.invoke({"question": question}, context=Context(data_dir=str(kb_dir), **knobs))
 
 

@@ -27,10 +27,9 @@ from scripted_chat import ScriptedChat
 
 from selfcrag import prompts
 from selfcrag.graph.api import Answer, ask
-from selfcrag.graph.resources import close_retriever, use_chat_model
+from selfcrag.graph.context import Context
 from selfcrag.index.ingest import ingest
 from selfcrag.prompts import quote_passages
-from selfcrag.settings import Settings
 
 HONEST = """# Pump maintenance
 
@@ -93,9 +92,8 @@ def hostile_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (kb / "pump-maintenance.md").write_text(HONEST, encoding="utf-8")
     (kb / "pump-notes.md").write_text(HOSTILE, encoding="utf-8")
     data_dir = tmp_path_factory.mktemp("hostile_index")
-    ingest([kb], Settings(data_dir=data_dir))
+    ingest([kb], Context(data_dir=str(data_dir)).settings())
     yield data_dir
-    close_retriever(data_dir)
 
 
 def sources(answer: Answer) -> set[str]:
@@ -114,8 +112,7 @@ def test_the_scripted_model_does_follow_an_injection_it_can_reach() -> None:
 
 def test_the_injected_documents_reach_the_grader_and_change_nothing(hostile_kb: Path) -> None:
     model = obedient_model()
-    with use_chat_model(model):
-        result = ask(QUESTION, data_dir=hostile_kb)
+    result = ask(QUESTION, data_dir=hostile_kb, chat_model=model)
     retrieved = {Path(f["source"]).name for s in result.trace if s["step"] == "retrieve" for f in s["found"]}
     assert "pump-notes.md" in retrieved  # the injection was in front of the model
     assert result.route == ["decide_retrieval", "retrieve", "grade_documents", "refine_knowledge", "generate",
@@ -135,8 +132,7 @@ def test_a_forged_passage_never_appears_in_a_prompt(hostile_kb: Path) -> None:
 
     model = obedient_model()
     model.script["PassageGrades"] = [record]
-    with use_chat_model(model):
-        ask(QUESTION, data_dir=hostile_kb)
+    ask(QUESTION, data_dir=hostile_kb, chat_model=model)
     prompt = seen[0]
     opened = re.findall(r"<passage\b", prompt, re.IGNORECASE)
     closed = re.findall(r"</passage>", prompt, re.IGNORECASE)

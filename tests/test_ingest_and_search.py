@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from selfcrag.errors import IndexLockedError, NoIndexError, UserError
+from selfcrag.errors import NoIndexError, UserError
 from selfcrag.files.sample import sample_kb
+from selfcrag.graph.context import Context
 from selfcrag.index.embed import load_embedder
 from selfcrag.index.ingest import ingest
 from selfcrag.index.snapshot import IndexSnapshot
@@ -38,7 +39,7 @@ KNOWN = [
 
 
 def settings_for(data_dir: Path) -> Settings:
-    return replace(Settings(), data_dir=data_dir)
+    return replace(Context(data_dir=str(data_dir)).settings())
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +79,26 @@ def test_contexts_carry_source_section_and_ranks(sample_retriever):
     assert top.dense_rank is not None or top.bm25_rank is not None
 
 
-def test_a_second_retriever_on_the_same_folder_is_refused_clearly(kb_dir, sample_retriever):
-    with pytest.raises(IndexLockedError, match="another process"):
-        VectorStore(kb_dir)
+def test_stores_of_one_process_share_the_folder_and_the_last_one_releases_it(tmp_path):
+    first, second = VectorStore(tmp_path), VectorStore(tmp_path)
+    assert first.client is second.client
+    first.close()
+    assert second.client.get_collections() is not None  # still open for the second store
+    second.close()
+    third = VectorStore(tmp_path)  # the folder lock was released: it opens afresh
+    assert third.client is not first.client
+    third.close()
+
+
+def test_a_second_process_on_the_same_folder_is_refused_clearly(kb_dir, sample_retriever):
+    run = run_cli("search", "退款", "--data-dir", str(kb_dir), cwd=kb_dir.parent, timeout=120)
+    assert run.returncode == 1
+    assert run.stderr.count("\n") == 1 and "another process" in run.stderr
 
 
 def test_search_without_an_index_says_how_to_ingest(tmp_path):
     with pytest.raises(NoIndexError, match="selfcrag ingest"):
-        Retriever(settings_for(tmp_path / "empty"))
+        Retriever(settings_for(tmp_path / "empty"), Context().search_config())
 
 
 def write_kb(folder: Path, files: dict[str, str]) -> None:
@@ -153,7 +166,7 @@ def test_failed_ingest_leaves_the_previous_index_whole(tmp_path, monkeypatch):
         ingest([tmp_path / "kb"], settings)
     monkeypatch.undo()
     assert snapshot_texts(settings.data_dir) == before
-    with Retriever(settings) as retriever:
+    with Retriever(settings, Context().search_config()) as retriever:
         assert "40 degrees" in retriever.search("alpha reactor temperature").contexts[0].text
     resumed = ingest([tmp_path / "kb"], settings)
     assert resumed.added == 1

@@ -9,12 +9,12 @@ import pytest
 from loopback import JSONHandler, serve
 
 from selfcrag.errors import EmbeddingServiceError, IndexLockedError, UserError
+from selfcrag.graph.context import Context
 from selfcrag.index.ingest import ingest
 from selfcrag.index.lock import writer_lock
 from selfcrag.index.snapshot import IndexSnapshot
 from selfcrag.index.vectors import VectorStore
 from selfcrag.search.retriever import Retriever
-from selfcrag.settings import Settings
 
 DIM = 64
 
@@ -53,7 +53,7 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "old.md").write_text("# Old\n\nThe old pump runs daily.\n", encoding="utf-8")
-    settings = replace(Settings(), data_dir=tmp_path / "data", embedding_model="flaky-embed",
+    settings = replace(Context(data_dir=str(tmp_path / "data")).settings(), embedding_model="flaky-embed",
                        embedding_base_url=flaky_endpoint, openai_api_key="sk-test")
     ingest([kb], settings)
     before = IndexSnapshot.load(settings.data_dir)
@@ -82,7 +82,7 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
 
     after = IndexSnapshot.load(settings.data_dir)
     assert after is not None and list(after.documents) == list(before.documents)
-    with Retriever(settings) as retriever:
+    with Retriever(settings, Context().search_config()) as retriever:
         assert "old pump" in retriever.search("old pump").contexts[0].text
 
     resumed = ingest([kb], settings)
@@ -98,7 +98,7 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
 def test_a_second_ingest_on_the_same_data_directory_is_refused(tmp_path):
     (tmp_path / "kb").mkdir()
     (tmp_path / "kb" / "a.md").write_text("# A\n\nAlpha.\n", encoding="utf-8")
-    settings = replace(Settings(), data_dir=tmp_path / "data")
+    settings = replace(Context(data_dir=str(tmp_path / "data")).settings())
     with writer_lock(settings.data_dir), pytest.raises(IndexLockedError, match="another ingest is running"):
         ingest([tmp_path / "kb"], settings)
     assert IndexSnapshot.load(settings.data_dir) is None

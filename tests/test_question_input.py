@@ -24,7 +24,6 @@ from selfcrag.graph.api import ask
 from selfcrag.graph.builder import graph
 from selfcrag.graph.context import Context
 from selfcrag.graph.question import MAX_QUESTION_CHARS, clean_question
-from selfcrag.graph.resources import use_chat_model
 from selfcrag.prompts import pick, replies
 from selfcrag.prompts.answering import GENERATE_SYSTEM
 
@@ -103,8 +102,7 @@ def test_a_french_question_is_answered_by_a_chat_model_through_the_english_promp
         "text": ["Les journaux d'application sont conservés 90 jours. [1]"],
         "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
     })
-    with use_chat_model(model):
-        result = ask(french, data_dir=kb_dir)
+    result = ask(french, data_dir=kb_dir, chat_model=model)
     assert result.answer == "Les journaux d'application sont conservés 90 jours. [1]" and not result.degraded
     assert result.citations[0].source.endswith("data-retention-policy.md")
 

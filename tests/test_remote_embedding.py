@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from loopback import JSONHandler, serve
 
+from selfcrag.graph.context import Context
 from selfcrag.index.ingest import ingest
 from selfcrag.search.retriever import Retriever
-from selfcrag.settings import Settings
 
 DIM = 1024
 
@@ -47,12 +47,12 @@ def test_remote_embedding_model_indexes_and_searches(tmp_path, embedding_server)
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "notes.md").write_text("# Notes\n\nThe red kettle boils water. The blue chair is soft.\n", encoding="utf-8")
-    settings = replace(Settings(), data_dir=tmp_path / "data", embedding_model="fake-embed-1",
+    settings = replace(Context(data_dir=str(tmp_path / "data")).settings(), embedding_model="fake-embed-1",
                        embedding_base_url=embedding_server, openai_api_key="sk-test")
     summary = ingest([kb], settings)
     assert summary.embedded == summary.sentences == 3
     assert sum(EmbeddingHandler.calls) >= 4  # a dimension probe, then the sentences
-    with Retriever(settings) as retriever:
+    with Retriever(settings, Context().search_config()) as retriever:
         assert retriever.snapshot.collection == "selfcrag_fake_embed_1"
         top = retriever.search("blue chair", retriever.config.with_(mode="dense")).contexts[0]
         best = top.hits[0]

@@ -24,12 +24,11 @@ from typer.testing import CliRunner
 
 from selfcrag.cli import app
 from selfcrag.errors import UserError
-from selfcrag.graph.api import _graph_with_memory, ask, stream_ask
+from selfcrag.graph.api import Session, ask, stream_ask
 from selfcrag.graph.context import Context
-from selfcrag.graph.resources import get_chat_model
+from selfcrag.graph.resources import Resources
 from selfcrag.llm.retry import describe_failure
 from selfcrag.llm.secrets import redact
-from selfcrag.settings import Settings
 
 KEY = "sk-test-SECRET-123"
 LOGS = "How long are application logs kept?"
@@ -56,11 +55,13 @@ def assert_no_key(where: str, text: str) -> None:
 def test_the_key_appears_in_no_log_answer_trace_state_or_checkpoint(
         chat_server: ScriptedOpenAIServer, kb_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    answers = [ask(LOGS, data_dir=kb_dir, thread_id="secrets")]
+    session = Session(data_dir=kb_dir)
+    answers = [session.ask(LOGS, thread_id="secrets")]
     events = list(stream_ask(LOGS, data_dir=kb_dir))
     chat_server.script = echoing
-    answers.append(ask(LOGS, data_dir=kb_dir, thread_id="secrets", max_attempts=1))
+    answers.append(session.ask(LOGS, thread_id="secrets", max_attempts=1))
     events += list(stream_ask(LOGS, data_dir=kb_dir, max_attempts=1))
+    session.close()
 
     assert all(f"Bearer {KEY}" in h.values() for h in chat_server.headers)  # the key was in use
     assert answers[0].trace[-1]["method"] == "chat" and answers[1].degraded  # one run ok, one failing
@@ -69,7 +70,7 @@ def test_the_key_appears_in_no_log_answer_trace_state_or_checkpoint(
     for answer in answers:
         assert_no_key("an answer", json.dumps(dataclasses.asdict(answer), ensure_ascii=False))
     assert_no_key("the streamed events", repr(events))
-    app = _graph_with_memory()
+    app = session.app
     state = app.get_state({"configurable": {"thread_id": "secrets"}})
     assert_no_key("the LangGraph state", repr(state))
     saver = app.checkpointer
@@ -79,7 +80,6 @@ def test_the_key_appears_in_no_log_answer_trace_state_or_checkpoint(
 
 def test_the_key_is_not_in_ask_json_output(chat_server: ScriptedOpenAIServer, kb_dir: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("selfcrag.graph.resources.close_retrievers", lambda: None)  # the session's index stays open
     chat_server.script = echoing
     result = CliRunner().invoke(app, ["ask", "--json", "--data-dir", str(kb_dir), LOGS])
     assert result.exit_code == 0, result.output
@@ -93,9 +93,10 @@ def test_the_key_is_not_in_error_messages_or_reprs(chat_server: ScriptedOpenAISe
         with pytest.raises(UserError) as failure:
             bad()
         assert_no_key("an error message", str(failure.value))
-    assert_no_key("the settings", repr(Settings.from_env()))
+    assert_no_key("the settings", repr(Context().settings()))
     assert_no_key("the context", repr(Context()))
-    assert_no_key("the chat model", repr(get_chat_model(Context())))
+    with Resources() as resources:
+        assert_no_key("the chat model", repr(resources.chat_model(Context())))
 
 
 def test_failure_descriptions_redact_keys_from_the_environment_and_by_their_shape(

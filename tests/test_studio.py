@@ -98,7 +98,9 @@ def test_studio_server_takes_run_time_context(studio_url: str) -> None:
     client = get_sync_client(url=studio_url)
     assistant = client.assistants.search(graph_id="selfcrag")[0]
     schemas = client.assistants.get_schemas(assistant["assistant_id"])
-    assert {"top_k", "upper_threshold", "max_requery"} <= set(schemas["context_schema"]["properties"])
+    context_schema = schemas["context_schema"]
+    assert context_schema is not None
+    assert {"top_k", "upper_threshold", "max_requery"} <= set(context_schema["properties"])
     state = client.runs.wait(None, "selfcrag", input={"question": "星火智能音箱 S1 的售价是多少？"},
                              context={"max_requery": 0})
     assert isinstance(state, dict) and state["abstained"]

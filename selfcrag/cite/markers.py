@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from selfcrag.graph.state import Citation, KnowledgeItem
+from selfcrag.spans import Citation, KnowledgeItem
 
 _MARKER = re.compile(r"\s*\[(\d+)\]")
 # A sentence ends at . ! ? 。 ！ ？ ； (with closing quotes/brackets), or at a line break.

@@ -6,17 +6,20 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from selfcrag.env_file import load_env_file
 from selfcrag.errors import UserError
 from selfcrag.files.sample import sample_kb
-from selfcrag.settings import Settings
 
-__all__ = ["SAMPLE_KB", "DataDir", "app", "err", "fail", "out", "progress_reporter", "settings_for", "user_errors"]
+if TYPE_CHECKING:
+    from selfcrag.graph.context import Context
+
+__all__ = ["SAMPLE_KB", "DataDir", "app", "err", "fail", "out", "progress_reporter", "context_for", "user_errors"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Corrective, self-reflective RAG over your own documents.")
@@ -30,9 +33,28 @@ DataDir = Annotated[
 ]
 
 
-def settings_for(data_dir: Path | None) -> Settings:
-    """Settings from the environment, with ``--data-dir`` winning when given."""
-    return Settings.from_env(data_dir=data_dir)
+def context_for(data_dir: Path | None, **options: Any) -> Context:
+    """The run settings of a command: its options, then the environment, then the defaults.
+
+    Args:
+        data_dir: ``--data-dir``, if given.
+        **options: Other options given on the command line (None: not given).
+
+    Returns:
+        The context.
+    """
+    from selfcrag.graph.context import context_from_options
+
+    return context_from_options(data_dir=data_dir, **options)
+
+
+@app.callback()
+def main(env_file: Annotated[Path | None, typer.Option(
+        "--env-file", help="Read settings from this .env file (a .env in the current folder is never read by "
+                           "itself). Variables already set win.")] = None) -> None:
+    """Corrective, self-reflective RAG over your own documents."""
+    with user_errors():
+        load_env_file(env_file)
 
 
 def fail(message: str) -> typer.Exit:

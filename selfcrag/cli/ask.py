@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from selfcrag.cli.app import DataDir, app, err, fail, out, settings_for, user_errors
+from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, user_errors
 from selfcrag.cli.render import in_background, leave_cancelled_work, print_answer, print_footer, stream_answer
 
 if TYPE_CHECKING:
@@ -57,15 +57,13 @@ def ask(
     """Answer one question from the knowledge base, with its sources and route (exit 3 when it abstains)."""
     if not question.strip():
         raise fail("the question is empty")
-    from selfcrag.graph.api import stream_ask
-    from selfcrag.graph.resources import close_retrievers
+    from selfcrag.graph.api import Session
 
-    settings = settings_for(data_dir)
     started = time.perf_counter()
     result: Answer | None = None
-    with user_errors():
+    with user_errors(), Session(context_for(data_dir)) as session:
         try:
-            events = stream_ask(question, data_dir=settings.data_dir)
+            events = session.stream_ask(question)
             if as_json or no_stream:
                 with err.status("answering…") if err.is_interactive and not as_json else nullcontext():
                     result = next(payload for kind, payload in in_background(events) if kind == "answer")
@@ -73,11 +71,9 @@ def ask(
                 result = stream_answer(out, events)
         except KeyboardInterrupt:
             err.print("interrupted", markup=False)
-            close_retrievers()
+            session.close()
             leave_cancelled_work(130)
             raise typer.Exit(130) from None
-        finally:
-            close_retrievers()
     assert result is not None  # the stream always ends with the answer
     if as_json:
         print(json.dumps(answer_json(question, result), ensure_ascii=False))

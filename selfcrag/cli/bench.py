@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from selfcrag.cli.app import SAMPLE_KB, app, err, out, progress_reporter, settings_for, user_errors
+from selfcrag.cli.app import SAMPLE_KB, app, context_for, err, out, progress_reporter, user_errors
 
 
 @app.command()
@@ -30,7 +30,7 @@ def bench(
     target = path or SAMPLE_KB
     with user_errors(), progress_reporter() as progress:
         asked = read_questions(questions) if questions else None
-        report = run_bench(target, settings_for(None), questions=asked, count=count, seed=seed, progress=progress)
+        report = run_bench(target, context_for(None), questions=asked, count=count, seed=seed, progress=progress)
     if as_json:
         print(json.dumps(report, ensure_ascii=False))
         return

@@ -22,11 +22,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from selfcrag.cli.app import DataDir, app, err, out, settings_for
+from selfcrag.cli.app import DataDir, app, context_for, err, out
 from selfcrag.cli.render import leave_cancelled_work, print_footer, print_passages, print_trace, stream_answer
 from selfcrag.errors import UserError
 from selfcrag.graph.question import MAX_QUESTION_CHARS
-from selfcrag.settings import Settings
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -74,19 +73,20 @@ class Conversations:
         path: The SQLite file.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, context: Context) -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        from selfcrag.graph.builder import builder
+        from selfcrag.graph.api import Session
 
         path.parent.mkdir(parents=True, exist_ok=True)
         self._connection = sqlite3.connect(str(path), check_same_thread=False)
         self.saver = SqliteSaver(self._connection)
-        # The module-level graph stays checkpointer-free for `langgraph dev`; this one remembers.
-        self.app: CompiledStateGraph[Any, Any, Any, Any] = builder.compile(checkpointer=self.saver, name="selfcrag")
+        self.session = Session(context, checkpointer=self.saver)
+        self.app: CompiledStateGraph[Any, Any, Any, Any] = self.session.app
 
     def close(self) -> None:
-        """Close the database."""
+        """Close the index and the database."""
+        self.session.close()
         self._connection.close()
 
     def last_turn(self, thread: str) -> StateSnapshot | None:
@@ -142,12 +142,12 @@ class Conversations:
         Raises:
             UserError: The question is empty once cleaned.
         """
-        from selfcrag.graph.api import prepare_question, recursion_limit, stream_run
+        from selfcrag.graph.api import prepare_question, recursion_limit
 
         cleaned = prepare_question(question)
         config = cast("RunnableConfig", {**self._start_from(thread), "recursion_limit": recursion_limit(context)})
         # Saved once, when the turn ends: a cancelled turn leaves at most one checkpoint, which is skipped.
-        yield from stream_run(self.app, cleaned, config, context, durability="exit")
+        yield from self.session.stream_run(self.app, cleaned, config, context, durability="exit")
 
     def summary(self, thread: str) -> ThreadSummary | None:
         """Sum up a saved conversation.
@@ -235,18 +235,16 @@ class ChatSession:
     """One terminal session: reads questions and commands, shows answers as they stream.
 
     Args:
-        settings: The data directory and services.
+        context: The run settings (data directory, models).
         thread: The conversation to resume or start; None for a new one.
         console: Where answers go.
     """
 
-    def __init__(self, settings: Settings, thread: str | None, console: Console) -> None:
-        from selfcrag.graph.api import make_context
-
-        self.settings = settings
+    def __init__(self, context: Context, thread: str | None, console: Console) -> None:
+        self.context = context
+        self.settings = context.settings()
         self.console = console
-        self.context = make_context(settings.data_dir)
-        self.conversations = Conversations(settings.data_dir / CONVERSATIONS_FILE)
+        self.conversations = Conversations(self.settings.data_dir / CONVERSATIONS_FILE, context)
         self.thread = ""
         self.thread = thread or self.new_thread()
         self.last: Answer | None = self.conversations.last_answer(self.thread)
@@ -261,17 +259,16 @@ class ChatSession:
 
     def greet(self) -> None:
         """Say which conversation this is, where the index is, and how to get help."""
-        from selfcrag.graph.resources import get_chat_model, get_retriever
-
         summary = self.conversations.summary(self.thread)
         which = (f"resuming conversation {self.thread} ({questions(summary.questions)} so far, "
                  f"last: “{summary.last_question}”)" if summary else f"new conversation {self.thread}")
         self.console.print(f"{which} · /help for commands, Ctrl-D to leave", markup=False,
                            soft_wrap=not self.console.is_terminal)
         try:
-            model = get_chat_model(self.context)
+            resources = self.conversations.session.resources
+            model = resources.chat_model(self.context)
             with self.status("opening the index"):
-                retriever = get_retriever(self.settings)
+                retriever = resources.retriever(self.context)
         except UserError as error:
             self.error(str(error))
             return
@@ -372,9 +369,6 @@ class ChatSession:
 
     def close(self) -> None:
         """Release the index and the conversation store."""
-        from selfcrag.graph.resources import close_retrievers
-
-        close_retrievers()
         self.conversations.close()
 
 
@@ -385,14 +379,14 @@ def chat(
     data_dir: DataDir = None,
 ) -> None:
     """Talk with the knowledge base: follow-up questions, cited sources and the route of each answer."""
-    settings = settings_for(data_dir)
     try:
-        session = ChatSession(settings, thread, out)
+        context = context_for(data_dir)
+        session = ChatSession(context, thread, out)
     except UserError as error:  # e.g. a bad environment variable
         err.print(f"error: {error}", markup=False, soft_wrap=True)
         raise typer.Exit(1) from None
     try:
-        session.run(line_reader(settings.data_dir / HISTORY_FILE))
+        session.run(line_reader(session.settings.data_dir / HISTORY_FILE))
     finally:
         session.close()
     leave_cancelled_work(0)

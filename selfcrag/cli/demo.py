@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfcrag.cli.app import SAMPLE_KB, DataDir, app, out, progress_reporter, settings_for, user_errors
+from selfcrag.cli.app import SAMPLE_KB, DataDir, app, context_for, out, progress_reporter, user_errors
 from selfcrag.cli.render import print_answer
 
 DEMO_QUESTIONS = (
@@ -17,20 +17,18 @@ DEMO_QUESTIONS = (
 @app.command()
 def demo(data_dir: DataDir = None) -> None:
     """Index the bundled sample knowledge base, then answer sample questions with the whole workflow."""
-    from selfcrag.graph.api import ask
-    from selfcrag.graph.resources import close_retrievers
+    from selfcrag.graph.api import Session
     from selfcrag.index.ingest import ingest as run_ingest
 
-    settings = settings_for(data_dir or Path(".selfcrag") / "demo")
     with user_errors():
+        context = context_for(data_dir or Path(".selfcrag") / "demo")
+        settings = context.settings()
         with progress_reporter() as progress:
             summary = run_ingest([SAMPLE_KB], settings, progress=progress)
         out.print(f"indexed {summary.documents} sample documents ({summary.sentences} sentences) "
                   f"into {settings.data_dir}", markup=False)
-        try:
+        with Session(context) as session:
             for question in DEMO_QUESTIONS:
                 out.print()
-                print_answer(out, ask(question, data_dir=str(settings.data_dir)), heading=f"Q: {question}")
-        finally:
-            close_retrievers()
+                print_answer(out, session.ask(question), heading=f"Q: {question}")
 

@@ -11,7 +11,7 @@ from typing import IO, Annotated
 import typer
 from rich.table import Table
 
-from selfcrag.cli.app import DataDir, app, err, fail, out, progress_reporter, settings_for, user_errors
+from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, progress_reporter, user_errors
 
 MODES = ("retrieval", "answer")
 DEFAULT_CONFIGS = {"retrieval": "hybrid", "answer": "selfcrag"}
@@ -94,7 +94,9 @@ def evaluate(
     rows: list[dict[str, object]] = []
     tables = {m: Table(*(HEADERS.get(k, k) for k in SHOWN[m]), title=m) for m in modes}
     question_files: dict[str, IO[str]] = {}
-    opened: list[Path] = []
+    from selfcrag.graph.resources import Resources
+
+    resources = Resources()
 
     def keep_question(set_name: str, config: str, record: dict[str, object]) -> None:
         if out_dir is None:
@@ -109,7 +111,6 @@ def evaluate(
         with user_errors(), progress_reporter() as progress:
             from selfcrag.eval.retrieval_eval import ingest_report, ingest_set
             from selfcrag.eval.sets import load_set
-            from selfcrag.graph.resources import get_retriever
 
             per_mode = split_configs(modes, configs, windows)
             evalsets = [load_set(path) for path in set_dirs]
@@ -117,20 +118,19 @@ def evaluate(
                 if evalset.blank:
                     err.print(f"{evalset.name}: {len(evalset.blank)} question(s) with no text left out: "
                               f"{', '.join(evalset.blank)}", markup=False)
-                set_settings, summary = ingest_set(evalset, settings_for(data_dir), progress)
-                opened.append(set_settings.data_dir)
+                set_context, summary = ingest_set(evalset, context_for(data_dir), progress)
                 err.print(f"{evalset.name}: ingest {ingest_report(summary)}", markup=False)
                 results: list[Iterator[dict[str, object]]] = []
                 if "retrieval" in modes:
                     from selfcrag.eval.retrieval_eval import run_retrieval_eval
 
-                    results.append(run_retrieval_eval(evalset, get_retriever(set_settings), per_mode["retrieval"],
+                    results.append(run_retrieval_eval(evalset, resources.retriever(set_context), per_mode["retrieval"],
                                                       limit=limit, seed=seed, progress=progress))
                 if "answer" in modes:
                     from selfcrag.eval.answer_eval import run_answer_eval
 
                     results.append(run_answer_eval(
-                        evalset, set_settings, per_mode["answer"], limit=limit, seed=seed, answerer=answerer,
+                        evalset, set_context, per_mode["answer"], limit=limit, seed=seed, answerer=answerer,
                         progress=progress,
                         on_question=partial(keep_question, evalset.name)))
                 first = True
@@ -147,10 +147,7 @@ def evaluate(
     finally:
         for handle in question_files.values():
             handle.close()
-        from selfcrag.graph.resources import close_retriever
-
-        for path in opened:
-            close_retriever(path)
+        resources.close()
     if not as_json and out.is_terminal:
         for table in tables.values():
             out.print(table)

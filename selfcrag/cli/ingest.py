@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from selfcrag.cli.app import DataDir, app, err, out, progress_reporter, settings_for, user_errors
+from selfcrag.cli.app import DataDir, app, context_for, err, out, progress_reporter, user_errors
 
 
 @app.command()
@@ -19,8 +19,8 @@ def ingest(
     """Index documents: sentence by sentence, dense vectors and BM25."""
     from selfcrag.index.ingest import ingest as run_ingest
 
-    settings = settings_for(data_dir)
     with user_errors(), progress_reporter() as progress:
+        settings = context_for(data_dir).settings()
         summary = run_ingest(paths, settings, prune=prune, progress=progress)
     rate = f", {summary.embedded / summary.embed_seconds:.0f} sentences/s embedded" if summary.embedded else ""
     out.print(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from selfcrag.cli.app import DataDir, app, fail, out, settings_for, user_errors
+from selfcrag.cli.app import DataDir, app, context_for, fail, out, user_errors
 
 
 @app.command()
@@ -21,17 +21,17 @@ def search(
     data_dir: DataDir = None,
 ) -> None:
     """Retrieve the best contexts for a question (no answer generation)."""
-    from selfcrag.search.retriever import RetrievalConfig, Retriever
+    from selfcrag.search.retriever import Retriever
 
     if not question.strip():
         raise fail("the question is empty")
     if mode not in ("hybrid", "dense", "bm25") or fusion not in ("rrf", "weighted"):
         raise fail("--mode takes hybrid, dense or bm25; --fusion takes rrf or weighted")
-    config = RetrievalConfig(top_k=k, mode=mode, fusion=fusion)  # type: ignore[arg-type]
-    if window is not None:
-        config = config.with_(window=window)
-    with user_errors(), Retriever(settings_for(data_dir), config) as retriever:
-        result = retriever.search(question)
+    with user_errors():
+        context = context_for(data_dir, top_k=k, window=window)
+        config = context.search_config(mode=mode, fusion=fusion)
+        with Retriever(context.settings(), config) as retriever:
+            result = retriever.search(question)
     if as_json:
         print(json.dumps({"query": result.query, "timings_ms": result.timings_ms,
                           "contexts": [c.to_dict() for c in result.contexts]}, ensure_ascii=False))

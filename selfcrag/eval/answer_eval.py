@@ -19,17 +19,15 @@ from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
 from selfcrag.errors import UserError
 from selfcrag.eval.metrics import AnswerOutcome, aggregate_answers, answer_correct, citations_supported
 from selfcrag.eval.sets import EvalSet, Question, sample_questions
-from selfcrag.graph.api import Answer, ask, make_context
-from selfcrag.graph.context import Context
-from selfcrag.graph.resources import get_chat_model, get_retriever
-from selfcrag.heuristics.evaluator import evaluator_for
-from selfcrag.settings import Settings
+from selfcrag.graph.api import Answer, Session
+from selfcrag.graph.context import Context, context_from_options
 
 ProgressCallback = Callable[[str, int, int], None]
 
@@ -181,7 +179,7 @@ def question_record(question: Question, answer: Answer, outcome: AnswerOutcome) 
 
 def run_answer_eval(
     evalset: EvalSet,
-    set_settings: Settings,
+    set_context: Context,
     configs: list[str],
     *,
     limit: int | None = None,
@@ -189,42 +187,49 @@ def run_answer_eval(
     answerer: str = "auto",
     progress: ProgressCallback | None = None,
     on_question: Callable[[str, dict[str, object]], None] | None = None,
+    chat_model: BaseChatModel | None = None,
 ) -> Iterator[dict[str, object]]:
     """Run the workflow on a set's questions, answerable and unanswerable, per configuration.
 
     Args:
         evalset: The set.
-        set_settings: Settings of the set's own index (see :func:`~evaluation.retrieval_eval.ingest_set`).
+        set_context: Run settings of the set's own index (see :func:`~selfcrag.eval.retrieval_eval.ingest_set`).
         configs: Configuration specs (see :func:`parse_answer_config`).
         limit: Only a sample of this many questions, keeping the set's share of unanswerable ones.
         seed: Seed of that sample.
         answerer: ``auto`` (the chat model when one is configured), ``chat`` or ``offline``.
         progress: Called as ``progress(phase, done, total)``.
         on_question: Called as ``on_question(config, record)`` after each question.
+        chat_model: A chat model to use instead of one built from ``OPENAI_*``.
 
     Yields:
         One result per configuration.
     """
     overrides = [(spec, parse_answer_config(spec)) for spec in configs]
     questions = sample_questions(evalset.questions, limit, seed)
-    data_dir = str(set_settings.data_dir)
-    # The workflow's nodes share the process's retriever for the data directory; opening it here, with the
-    # set's settings, gives them the set's collection.
-    retriever = get_retriever(set_settings)
+    # One session for the set: its index is opened once, and every configuration shares it.
+    with Session(set_context, chat_model=chat_model) as session:
+        yield from _answer_configs(session, evalset, questions, overrides, answerer, progress, on_question)
+
+
+def _answer_configs(session: Session, evalset: EvalSet, questions: list[Question],
+                    overrides: list[tuple[str, dict[str, object]]], answerer: str,
+                    progress: ProgressCallback | None,
+                    on_question: Callable[[str, dict[str, object]], None] | None) -> Iterator[dict[str, object]]:
     if questions:
         # Loads the evaluator's background vectors and the embedder's first call before any timing.
-        ask(questions[0].question, data_dir=data_dir, answerer="offline")
+        session.ask(questions[0].question, answerer="offline")
     for spec, knobs in overrides:
         options: dict[str, Any] = {"answerer": answerer, **knobs}
-        context = make_context(data_dir, **options)
-        model = get_chat_model(context)
+        context = context_from_options(session.context, **options)
+        model = session.resources.chat_model(context)
         outcomes: list[AnswerOutcome] = []
         # Every configuration starts with no question prepared, as the first one did: latencies compare.
-        evaluator_for(retriever).forget_questions()
+        session.resources.evaluator(context).forget_questions()
         for number, question in enumerate(questions, 1):
             with count_llm_usage() as usage:
                 began = time.perf_counter()
-                answer = ask(question.question, data_dir=data_dir, **options)
+                answer = session.ask(question.question, **options)
                 latency_ms = (time.perf_counter() - began) * 1000
             outcome = outcome_of(question, answer, latency_ms, usage)
             outcomes.append(outcome)

@@ -35,11 +35,11 @@ from selfcrag.errors import UserError
 from selfcrag.eval.chunking import embed_in_batches
 from selfcrag.eval.metrics import percentile
 from selfcrag.eval.report import machine
+from selfcrag.graph.context import Context
 from selfcrag.index.embed import load_embedder
 from selfcrag.index.ingest import ingest
 from selfcrag.index.snapshot import IndexSnapshot
 from selfcrag.index.tokenize import tokenize
-from selfcrag.settings import Settings
 
 ProgressCallback = Callable[[str, int, int], None]
 # Characters of a sentence used as a stand-in question.
@@ -116,13 +116,13 @@ def _timed(calls: Sequence[str], run: Callable[[str], object], progress: Progres
     return latencies
 
 
-def run_bench(path: Path, settings: Settings, *, questions: Sequence[str] | None = None, count: int = 50,
+def run_bench(path: Path, context: Context, *, questions: Sequence[str] | None = None, count: int = 50,
               seed: int = 0, progress: ProgressCallback | None = None) -> dict[str, object]:
     """Benchmark ingestion, search and the offline workflow on a folder, in a temporary index.
 
     Args:
         path: A folder (or file) of documents.
-        settings: Settings whose embedding model is used (the data directory and
+        context: Run settings whose embedding model is used (the data directory and
             any Qdrant server are replaced by a temporary local index).
         questions: Questions to search and answer; sentences of the folder when None.
         count: Stand-in questions drawn when none are given (and at most this many questions used).
@@ -135,19 +135,19 @@ def run_bench(path: Path, settings: Settings, *, questions: Sequence[str] | None
     Raises:
         UserError: Nothing could be ingested from ``path``.
     """
-    from selfcrag.graph.api import ask
-    from selfcrag.graph.resources import close_retriever, get_retriever
+    from selfcrag.graph.api import Session
 
     if not path.exists():
         raise UserError(f"{path} does not exist: point selfcrag bench at a folder of documents")
+    settings = context.settings()
     embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
     embedder.embed_passages(["warm up"])
     tokenize("预热 warm up")  # loads jieba's dictionary, a one-off like loading the model
     with tempfile.TemporaryDirectory(prefix="selfcrag-bench-") as tmp:
         data_dir = Path(tmp)
-        bench_settings = replace(settings, data_dir=data_dir, qdrant_url=None, qdrant_api_key=None,
-                                 collection_prefix="selfcrag_bench")
-        summary = ingest([path], bench_settings, progress=progress)
+        bench_context = replace(context, data_dir=str(data_dir), qdrant_url="", collection="selfcrag_bench",
+                                answerer="offline")
+        summary = ingest([path], bench_context.settings(), progress=progress)
         if not summary.embedded:
             raise UserError(f"nothing to ingest in {path}: it holds no readable .md, .txt or .pdf file")
         snapshot = IndexSnapshot.load(data_dir)
@@ -158,16 +158,13 @@ def run_bench(path: Path, settings: Settings, *, questions: Sequence[str] | None
         raw_seconds = time.perf_counter() - began
 
         asked = list(questions)[:count] if questions else stand_in_questions(snapshot, count, seed)
-        try:
-            retriever = get_retriever(bench_settings)
+        with Session(bench_context) as session:
+            retriever = session.resources.retriever(bench_context)
             retriever.search(asked[0] if asked else "warm up")
             search_ms = _timed(asked, retriever.search, progress, "searching")
             if asked:
-                ask(asked[0], data_dir=data_dir, answerer="offline")
-            workflow_ms = _timed(asked, lambda q: ask(q, data_dir=data_dir, answerer="offline"), progress,
-                                 "answering (offline)")
-        finally:
-            close_retriever(data_dir)
+                session.ask(asked[0])
+            workflow_ms = _timed(asked, session.ask, progress, "answering (offline)")
         index_bytes = directory_bytes(data_dir)
 
     pipeline_rate = summary.embedded / summary.seconds

@@ -14,25 +14,27 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
 
 from selfcrag.errors import UserError
 from selfcrag.eval.chunking import CHUNK_OVERLAP, ChunkIndex, chunk_size_of
 from selfcrag.eval.metrics import aggregate, found_rank
 from selfcrag.eval.sets import EvalSet, sample_questions
+from selfcrag.graph.context import Context, context_from_options
 from selfcrag.index.ingest import IngestSummary, ingest
 from selfcrag.search.contexts import RetrievedContext
 from selfcrag.search.retriever import RetrievalConfig, Retriever
-from selfcrag.settings import Settings
 
 ProgressCallback = Callable[[str, int, int], None]
 
 # Named configurations; a name may carry overrides: ``hybrid@window=2@rrf_k=30``.
-NAMED_CONFIGS: dict[str, RetrievalConfig] = {
-    "hybrid": RetrievalConfig(),
-    "dense": RetrievalConfig(mode="dense"),
-    "bm25": RetrievalConfig(mode="bm25"),
-    "hybrid-nowindow": RetrievalConfig(window=0, section_ratio=2.0),
-    "weighted": RetrievalConfig(fusion="weighted", dense_weight=0.5, bm25_weight=0.5),
+# Named configurations: changes to the search settings of the default context.
+NAMED_CONFIGS: dict[str, dict[str, Any]] = {
+    "hybrid": {},
+    "dense": {"mode": "dense"},
+    "bm25": {"mode": "bm25"},
+    "hybrid-nowindow": {"window": 0, "section_ratio": 2.0},
+    "weighted": {"fusion": "weighted", "dense_weight": 0.5, "bm25_weight": 0.5},
 }
 DEFAULT_ABLATIONS = "dense,bm25,hybrid,hybrid-nowindow,chunk512"
 
@@ -53,7 +55,7 @@ def parse_config(spec: str) -> RetrievalConfig:
     if name not in NAMED_CONFIGS:
         known = ", ".join([*NAMED_CONFIGS, "chunk<size> (e.g. chunk512)"])
         raise UserError(f"unknown retrieval configuration {name!r}; known: {known}")
-    config = NAMED_CONFIGS[name]
+    config = context_from_options().search_config().with_(**NAMED_CONFIGS[name])
     types = {f.name: type(getattr(config, f.name)) for f in fields(config)}
     for override in overrides:
         key, _, value = override.partition("=")
@@ -102,28 +104,28 @@ def check_configs(specs: list[str]) -> None:
             parse_config(spec)
 
 
-def eval_data_dir(settings: Settings, evalset: EvalSet) -> Settings:
-    """Settings whose data directory is the set's own index (kept between runs)."""
+def eval_context(context: Context, evalset: EvalSet) -> Context:
+    """The run settings whose data directory is the set's own index (kept between runs)."""
     tag = hashlib.sha1(str(evalset.root).encode()).hexdigest()[:8]
-    return replace(settings, data_dir=settings.data_dir / "eval" / f"{evalset.name}-{tag}",
-                   collection_prefix=f"{settings.collection_prefix}_eval_{tag}")
+    return replace(context, data_dir=str(context.settings().data_dir / "eval" / f"{evalset.name}-{tag}"),
+                   collection=f"{context.collection}_eval_{tag}")
 
 
-def ingest_set(evalset: EvalSet, settings: Settings,
-               progress: ProgressCallback | None = None) -> tuple[Settings, IngestSummary]:
+def ingest_set(evalset: EvalSet, context: Context,
+               progress: ProgressCallback | None = None) -> tuple[Context, IngestSummary]:
     """Bring a set's own index up to date with its documents (unchanged files cost nothing).
 
     Args:
         evalset: The set.
-        settings: Base settings (the set's index goes under their data directory).
+        context: Base run settings (the set's index goes under their data directory).
         progress: Called as ``progress(phase, done, total)``.
 
     Returns:
-        The set's settings and what the ingest did.
+        The set's run settings and what the ingest did.
     """
-    set_settings = eval_data_dir(settings, evalset)
-    summary = ingest([evalset.docs_dir], set_settings, prune=True, progress=progress)
-    return set_settings, summary
+    set_context = eval_context(context, evalset)
+    summary = ingest([evalset.docs_dir], set_context.settings(), prune=True, progress=progress)
+    return set_context, summary
 
 
 def ingest_report(summary: IngestSummary) -> dict[str, object]:

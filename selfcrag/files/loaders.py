@@ -110,7 +110,7 @@ class _Skip(Exception):
 # --------------------------------------------------------------------------- #
 
 
-def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[SkippedFile]]:
+def discover(paths: Iterable[str | Path] | str | Path) -> tuple[list[Path], list[SkippedFile]]:
     """Expand files and folders into the list of supported files to read.
 
     Folders are walked recursively; within a folder, entries are visited in

@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 
 from selfcrag.cite.markers import CitedSentence, join_cited
-from selfcrag.graph.state import KnowledgeItem, Strip
 from selfcrag.heuristics.signals import QuestionProfile, answer_type_match
 from selfcrag.index.tokenize import tokenize
+from selfcrag.spans import KnowledgeItem, Strip
 
 # A second sentence is quoted only when it is nearly as relevant as the best.
 SECOND_SENTENCE_RATIO = 0.9

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from selfcrag.graph.state import Passage
 from selfcrag.heuristics.signals import (
     QUESTION_TERMS,
     QuestionProfile,
@@ -38,6 +37,7 @@ from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strip
 from selfcrag.index.snapshot import IndexSnapshot
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.retriever import Retriever
+from selfcrag.spans import Passage
 
 STRIP_WEIGHTS = {"coverage": 0.45, "phrase": 0.10, "dense": 0.30, "answer_type": 0.15}
 PASSAGE_WEIGHTS = {"best_strip": 0.80, "coverage": 0.10, "agreement": 0.10}
@@ -202,23 +202,3 @@ class OfflineEvaluator:
         terms = set(tokenize(" ".join([passage["title"], *passage["section"], *(s.text for s in strips)])))
         agreement = 1.0 if passage["dense_rank"] is not None and passage["bm25_rank"] is not None else 0.0
         return score_context(best, profile.coverage(terms), agreement)
-
-
-_evaluators: dict[int, OfflineEvaluator] = {}
-_evaluators_lock = threading.Lock()
-
-
-def evaluator_for(retriever: Retriever) -> OfflineEvaluator:
-    """Return the evaluator of a retriever (one per retriever, kept for its caches).
-
-    Args:
-        retriever: An open retriever.
-
-    Returns:
-        Its evaluator.
-    """
-    with _evaluators_lock:
-        evaluator = _evaluators.get(id(retriever))
-        if evaluator is None or evaluator.retriever is not retriever:
-            evaluator = _evaluators[id(retriever)] = OfflineEvaluator(retriever)
-        return evaluator

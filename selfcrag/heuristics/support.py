@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from selfcrag.cite.markers import CitedSentence
-from selfcrag.graph.state import KnowledgeItem
 from selfcrag.heuristics.strips import strip_at, strip_vectors
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.retriever import Retriever
+from selfcrag.spans import KnowledgeItem
 
 TERM_OVERLAP = 0.6
 COSINE = 0.9

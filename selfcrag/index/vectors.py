@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -31,6 +32,43 @@ _retrying = retry(
 )
 
 
+_local_lock = threading.Lock()
+# Local mode lets one client per process open a folder: the stores of one process that open the same
+# folder share its client, which the last of them to close closes.
+_local_clients: dict[Path, tuple[QdrantClient, int]] = {}
+
+
+def _open_local(path: Path, data_dir: Path) -> QdrantClient:
+    key = path.resolve()
+    with _local_lock:
+        if key in _local_clients:
+            client, users = _local_clients[key]
+            _local_clients[key] = (client, users + 1)
+            return client
+        try:
+            client = QdrantClient(path=str(path))
+        except RuntimeError as error:
+            if "already accessed" in str(error):
+                raise IndexLockedError(
+                    f"the index in {data_dir} is open in another process (Qdrant local mode allows one); "
+                    "close it (e.g. `langgraph dev` or another selfcrag), or set QDRANT_URL to share a server"
+                ) from None
+            raise
+        _local_clients[key] = (client, 1)
+        return client
+
+
+def _release_local(path: Path) -> None:
+    key = path.resolve()
+    with _local_lock:
+        client, users = _local_clients[key]
+        if users > 1:
+            _local_clients[key] = (client, users - 1)
+            return
+        del _local_clients[key]
+    client.close()
+
+
 class VectorStore:
     """One Qdrant collection of sentence vectors.
 
@@ -42,18 +80,11 @@ class VectorStore:
 
     def __init__(self, data_dir: Path, url: str | None = None, api_key: str | None = None) -> None:
         self.local = url is None
+        self._path = data_dir / "qdrant"
+        self._closed = False
         if url is None:
-            path = data_dir / "qdrant"
-            path.mkdir(parents=True, exist_ok=True)
-            try:
-                self.client = QdrantClient(path=str(path))
-            except RuntimeError as error:
-                if "already accessed" in str(error):
-                    raise IndexLockedError(
-                        f"the index in {data_dir} is open in another process (Qdrant local mode allows one); "
-                        "close it (e.g. `langgraph dev` or another selfcrag), or set QDRANT_URL to share a server"
-                    ) from None
-                raise
+            self._path.mkdir(parents=True, exist_ok=True)
+            self.client = _open_local(self._path, data_dir)
         else:
             # The version check warns twice when the server is unreachable; the get_collections
             # call below reports that in one line instead.
@@ -189,8 +220,14 @@ class VectorStore:
         return [(str(p.id), float(p.score)) for p in response.points]
 
     def close(self) -> None:
-        """Release the collection (and, in local mode, the folder lock)."""
-        self.client.close()
+        """Release the collection (in local mode, the folder lock once no store of this process uses it)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.local:
+            _release_local(self._path)
+        else:
+            self.client.close()
 
 
 def _one_line(error: BaseException) -> str:

@@ -7,12 +7,9 @@ from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
-DEFAULT_RRF_K = 60
-
-
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[K]],
-    k: int = DEFAULT_RRF_K,
+    k: int,
     weights: Sequence[float] | None = None,
 ) -> list[tuple[K, float]]:
     """Fuse rankings by RRF: ``sum_i w_i / (k + rank_i)``, ranks from 1.

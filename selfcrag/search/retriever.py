@@ -17,14 +17,18 @@ from selfcrag.index.snapshot import SNAPSHOT_FILE, IndexSnapshot
 from selfcrag.index.tokenize import tokenize
 from selfcrag.index.vectors import VectorStore
 from selfcrag.search.contexts import RetrievedContext, SentenceHit
-from selfcrag.search.fusion import DEFAULT_RRF_K, reciprocal_rank_fusion, weighted_score_fusion
+from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
 from selfcrag.settings import Settings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RetrievalConfig:
-    """Knobs of one search; the defaults were chosen on the dev sets (see the README).
+    """Knobs of one search, derived from the run's context (``Context.search_config``).
+
+    ``top_k``, ``window`` and ``rrf_k`` are the context's knobs; the others
+    are fixed choices made on the dev sets (see the README), varied only by
+    the evaluation's ablations.
 
     Attributes:
         top_k: Contexts returned.
@@ -41,14 +45,14 @@ class RetrievalConfig:
             section is returned.
     """
 
-    top_k: int = 5
+    top_k: int
+    window: int
+    rrf_k: int
     mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
     fusion: Literal["rrf", "weighted"] = "rrf"
     candidates: int = 50
-    rrf_k: int = DEFAULT_RRF_K
     dense_weight: float = 1.0
     bm25_weight: float = 1.0
-    window: int = 1
     max_context_chars: int = 600
     section_ratio: float = 0.6
 
@@ -83,9 +87,9 @@ class Retriever:
         config: Default search configuration.
     """
 
-    def __init__(self, settings: Settings, config: RetrievalConfig | None = None) -> None:
+    def __init__(self, settings: Settings, config: RetrievalConfig) -> None:
         self.settings = settings
-        self.config = config or RetrievalConfig()
+        self.config = config
         self.snapshot = self._load_snapshot()
         self.embedder: Embedder = load_embedder(self.snapshot.embedder, settings.openai_api_key,
                                                 settings.embedding_base_url)
