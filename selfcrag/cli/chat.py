@@ -24,6 +24,7 @@ from rich.text import Text
 
 from selfcrag.cli.app import DataDir, app, context_for, err, out
 from selfcrag.cli.render import leave_cancelled_work, print_footer, print_passages, print_trace, stream_answer
+from selfcrag.cli.terminal import one_line, visible
 from selfcrag.errors import UserError
 from selfcrag.graph.question import MAX_QUESTION_CHARS
 
@@ -225,7 +226,7 @@ def line_reader(history: Path) -> Callable[[], str]:
         line = line.rstrip("\r\n")
         # A transcript shows what was asked; a pasted megabyte is shown as far as the question is used.
         shown = line if len(line) <= MAX_QUESTION_CHARS else f"{line[:MAX_QUESTION_CHARS]}… ({len(line):,} characters)"
-        out.print(f"{PROMPT}{shown}", markup=False, highlight=False)
+        out.print(f"{PROMPT}{one_line(shown)}", markup=False, highlight=False)
         return line
 
     return read
@@ -255,14 +256,14 @@ class ChatSession:
 
     def error(self, message: str) -> None:
         """Report an error the user can fix in one line; the session goes on."""
-        err.print(Text(f"error: {message}", style="red"), soft_wrap=not err.is_terminal)
+        err.print(Text(f"error: {visible(message)}", style="red"), soft_wrap=not err.is_terminal)
 
     def greet(self) -> None:
         """Say which conversation this is, where the index is, and how to get help."""
         summary = self.conversations.summary(self.thread)
         which = (f"resuming conversation {self.thread} ({questions(summary.questions)} so far, "
                  f"last: “{summary.last_question}”)" if summary else f"new conversation {self.thread}")
-        self.console.print(f"{which} · /help for commands, Ctrl-D to leave", markup=False,
+        self.console.print(f"{one_line(which)} · /help for commands, Ctrl-D to leave", markup=False,
                            soft_wrap=not self.console.is_terminal)
         try:
             resources = self.conversations.session.resources
@@ -347,11 +348,11 @@ class ChatSession:
                 print_trace(self.console, self.last.trace)
         elif name == "/new":
             self.thread, self.last = self.new_thread(), None
-            self.console.print(f"new conversation {self.thread}", markup=False)
+            self.console.print(f"new conversation {one_line(self.thread)}", markup=False)
         elif name == "/threads":
             self.list_threads()
         else:
-            self.console.print(f"unknown command {name}; /help lists the commands", markup=False)
+            self.console.print(f"unknown command {one_line(name)}; /help lists the commands", markup=False)
         return True
 
     def list_threads(self) -> None:
@@ -362,7 +363,8 @@ class ChatSession:
         for t in threads:
             mark = "*" if t.name == self.thread else " "
             when = datetime.fromisoformat(t.updated).astimezone().strftime("%Y-%m-%d %H:%M") if t.updated else "?"
-            self.console.print(f"{mark} {t.name}  {questions(t.questions)}, {when}, last: “{t.last_question}”",
+            self.console.print(f"{mark} {one_line(t.name)}  {questions(t.questions)}, {when}, "
+                               f"last: “{one_line(t.last_question)}”",
                                markup=False,
                                soft_wrap=not self.console.is_terminal)
         self.console.print(Text("resume one with: selfcrag chat --thread NAME", style="dim"))
@@ -383,7 +385,7 @@ def chat(
         context = context_for(data_dir)
         session = ChatSession(context, thread, out)
     except UserError as error:  # e.g. a bad environment variable
-        err.print(f"error: {error}", markup=False, soft_wrap=True)
+        err.print(f"error: {visible(error)}", markup=False, soft_wrap=True)
         raise typer.Exit(1) from None
     try:
         session.run(line_reader(session.settings.data_dir / HISTORY_FILE))

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from selfcrag.cli.app import DataDir, app, context_for, err, out, progress_reporter, user_errors
+from selfcrag.cli.terminal import one_line
 
 
 @app.command()
@@ -24,12 +25,12 @@ def ingest(
         summary = run_ingest(paths, settings, prune=prune, progress=progress)
     rate = f", {summary.embedded / summary.embed_seconds:.0f} sentences/s embedded" if summary.embedded else ""
     out.print(
-        f"{summary.documents} documents, {summary.sentences} sentences in {settings.data_dir} "
+        f"{summary.documents} documents, {summary.sentences} sentences in {one_line(settings.data_dir)} "
         f"({summary.added} added, {summary.updated} updated, {summary.unchanged} unchanged, "
         f"{summary.removed} removed; {summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
         markup=False,
     )
     for skipped in summary.skipped:
-        err.print(f"skipped {skipped.path}: {skipped.reason}", markup=False)
+        err.print(f"skipped {one_line(skipped.path)}: {one_line(skipped.reason)}", markup=False, soft_wrap=True)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} file(s) skipped", markup=False)
