@@ -13,7 +13,10 @@ from selfcrag.cli.terminal import one_line
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files and folders (.md, .txt, .pdf), folders recursively.")],
+    # readable=False: click would turn one unreadable path into a usage error for the whole command; the
+    # loader reports it as a skipped line instead, and ingests the rest.
+    paths: Annotated[list[Path], typer.Argument(help="Files and folders (.md, .txt, .pdf), folders recursively.",
+                                                readable=False)],
     prune: Annotated[bool, typer.Option(help="Remove indexed documents whose files are gone.")] = False,
     data_dir: DataDir = None,
 ) -> None:
@@ -30,6 +33,8 @@ def ingest(
         f"{summary.removed} removed; {summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
         markup=False,
     )
+    for path, encoding in summary.encodings:
+        err.print(f"read {one_line(path)} as {encoding}", markup=False, soft_wrap=True)
     for skipped in summary.skipped:
         err.print(f"skipped {one_line(skipped.path)}: {one_line(skipped.reason)}", markup=False, soft_wrap=True)
     if summary.skipped:

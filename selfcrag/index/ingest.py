@@ -52,6 +52,7 @@ class IngestSummary:
         seconds: Wall time of the run.
         embed_seconds: Time spent inside the embedding model.
         skipped: Files not ingested, with the reason.
+        encodings: Text files read in another encoding than UTF-8, with the encoding detected.
     """
 
     added: int = 0
@@ -64,6 +65,7 @@ class IngestSummary:
     seconds: float = 0.0
     embed_seconds: float = 0.0
     skipped: list[SkippedFile] = field(default_factory=list)
+    encodings: list[tuple[Path, str]] = field(default_factory=list)
 
 
 def collection_name(settings: Settings, embedder: Embedder) -> str:
@@ -198,6 +200,8 @@ def ingest(
                 if isinstance(loaded, SkippedFile):
                     summary.skipped.append(loaded)
                     continue
+                if loaded.encoding not in ("utf-8", "pdf"):
+                    summary.encodings.append((loaded.path, loaded.encoding))
                 doc_id = document_id(str(loaded.path))
                 seen.add(doc_id)
                 old = previous.documents.get(doc_id)
