@@ -19,5 +19,5 @@ def selfcrag(*args: str | Path, cwd: Path, url: str | None = None, stdin: str | 
     if url is not None:
         environment.update(OPENAI_BASE_URL=url, OPENAI_API_KEY=key)
     environment.update(env)
-    return subprocess.run([*prefix, sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env=environment, input=stdin)
+    return subprocess.run([*prefix, sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300, env=environment, input=stdin)
