@@ -136,6 +136,12 @@ class Context:
     request_timeout: float = knob(60.0, "Seconds before a chat request times out.", env="SELFCRAG_REQUEST_TIMEOUT")
     max_attempts: int = knob(3, "Attempts per chat request on 429, 5xx, timeouts and dropped connections.",
                              env="SELFCRAG_MAX_ATTEMPTS")
+    question_deadline: float = knob(
+        20.0, "Seconds one question may spend on the chat model, all its steps together; the steps left after "
+              "it answer offline.", env="SELFCRAG_QUESTION_DEADLINE")
+    chat_failure_limit: int = knob(
+        3, "Failed chat requests in one question after which its remaining steps answer offline at once (a "
+           "circuit breaker for a dead or overloaded endpoint).", env="SELFCRAG_CHAT_FAILURE_LIMIT")
     parse_attempts: int = knob(
         2, "Requests per structured step whose replies do not parse before the step falls back to the offline "
            "decision.", env="SELFCRAG_PARSE_ATTEMPTS")

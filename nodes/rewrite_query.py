@@ -38,8 +38,8 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     previous = state.queries or [state.question]
     # Titles come from the documents: quoted as a JSON list of strings, defused like passages.
     found = json.dumps(sorted({defuse(p["title"]) for p in state.contexts}), ensure_ascii=False)
-    reply, details = structured_step(
-        runtime, "rewrite_query", RewrittenQuery,
+    reply, details, spent = structured_step(
+        runtime, state, "rewrite_query", RewrittenQuery,
         [SystemMessage(pick(REWRITE_SYSTEM, state.question)),
          HumanMessage(pick(REWRITE_USER, state.question).format(
              question=state.question, queries="; ".join(previous), found=found))])
@@ -58,4 +58,5 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "query": query,
         "requery_count": count,
         "trace": record(runtime, "rewrite_query", "rewritten", query=query, requery=count, **details),
+        **spent,
     }

@@ -11,3 +11,7 @@ class UnparsableReplyError(UnusableReplyError):
 
 class MalformedReplyError(UnusableReplyError):
     """The server answered 200 with something that is not a chat completion (an HTML page, an empty stream)."""
+
+
+class BudgetSpentError(Exception):
+    """The question's chat budget is spent (its deadline passed, or the endpoint failed too often): answer offline."""
