@@ -129,6 +129,10 @@ class Context:
     max_answer_sentences: int = knob(
         1, "Sentences the offline extractive answer quotes at most (lead-ins not counted).",
         env="SELFCRAG_MAX_ANSWER_SENTENCES")
+    history_turns: int = knob(
+        10, "Earlier turns (a question and its answer) a conversation keeps; older ones are forgotten, so prompts "
+            "and stored checkpoints stay the same size however long the conversation runs.",
+        env="SELFCRAG_HISTORY_TURNS")
 
     # The chat model.
     answerer: Answerer = knob(

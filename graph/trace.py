@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from selfcrag.graph.state import TraceStep
-from selfcrag.llm.secrets import scrub
+from selfcrag.llm.secrets import redact_all
 
 
 def record(runtime: Runtime[Any], step: str, decision: str, **details: Any) -> list[TraceStep]:
@@ -27,8 +27,9 @@ def record(runtime: Runtime[Any], step: str, decision: str, **details: Any) -> l
     Returns:
         A one-element list to return as the node's ``trace`` update.
     """
-    # Whatever a node puts in its step (an error text quoting the request, say), no credential gets in.
-    event: TraceStep = {"step": step, "decision": decision, **scrub(details)}
+    # Whatever a node puts in its step (an error text quoting the request, a query the model wrote), no
+    # credential gets in: neither the configured keys nor anything shaped like one.
+    event: TraceStep = {"step": step, "decision": decision, **redact_all(details)}
     runtime.stream_writer({"type": "trace", **event})
     return [event]
 

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from selfcrag.cite.markers import build_citations, join_cited, split_cited
+from selfcrag.cite.markers import build_citations, drop_unknown_markers, join_cited, split_cited
 from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
@@ -50,7 +50,7 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context
     question = state.question
-    sentences = split_cited(state.draft)
+    sentences, unknown_markers = drop_unknown_markers(split_cited(state.draft), state.knowledge)
     flags: list[bool] = []
     missing = ""
     numbered = "\n".join(f"{i}. {join_cited([s])}" for i, s in enumerate(sentences, 1))
@@ -69,6 +69,10 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         checks = check_sentences(sentences, state.knowledge, current_resources().retriever(context))
         flags = [c.supported for c in checks]
         details["sentences"] = [c.how for c in checks]
+    if unknown_markers:
+        details["unknown_markers_removed"] = unknown_markers
+    # A sentence that cites no source cannot be supported by what it cites, whatever a judge says.
+    flags = [ok and bool(s.cites) for s, ok in zip(sentences, flags, strict=True)]
     verdict = support_verdict(flags)
     update: dict[str, Any] = {
         **spent,

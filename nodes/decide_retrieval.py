@@ -10,6 +10,7 @@ from langgraph.types import Overwrite
 
 from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
+from selfcrag.graph.memory import forget_old_turns
 from selfcrag.graph.question import clean_question
 from selfcrag.graph.state import State, fresh_turn
 from selfcrag.graph.trace import record
@@ -72,5 +73,7 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         messages = [HumanMessage(question, id=state.messages[-1].id)]
     else:
         messages = []
+    # The conversation keeps its latest turns only: prompts and checkpoints stay bounded (graph.memory).
+    messages = [*forget_old_turns(history, runtime.context.history_turns), *messages]
     return {**fresh_turn(), **spent, "question": question, "messages": messages, "route": route, "query": question,
             "trace": Overwrite(record(runtime, "decide_retrieval", route, **details))}

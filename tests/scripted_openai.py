@@ -35,6 +35,8 @@ class Reply:
         message: Error message of a non-200 reply.
         drop_after: Drop the connection mid-reply: a stream after this many pieces (no
             finish reason), a plain response halfway through its body.
+        raw: Send these bytes as the whole body of a 200, whatever was asked (an HTML page, a stream
+            of only ``data: [DONE]``), with ``content_type``.
     """
 
     content: str | None = None
@@ -44,6 +46,8 @@ class Reply:
     retry_after: str | None = "0"
     message: str | None = None
     drop_after: int | None = None
+    raw: bytes | None = None
+    content_type: str = "application/json"
 
 
 Script = list[Reply] | Callable[[dict[str, Any]], Reply]
@@ -100,6 +104,13 @@ class ScriptedOpenAIServer:
         return self.script[min(len(self.requests), len(self.script)) - 1]
 
     def respond(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], reply: Reply) -> None:
+        if reply.raw is not None:
+            handler.send_response(200)
+            handler.send_header("Content-Type", reply.content_type)
+            handler.send_header("Content-Length", str(len(reply.raw)))
+            handler.end_headers()
+            handler.wfile.write(reply.raw)
+            return
         if reply.status != 200:
             error = json.dumps({"error": {"message": reply.message or f"scripted {reply.status}",
                                           "type": "server_error"}}).encode()

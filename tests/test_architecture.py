@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("selfcrag.prompts",),
     ("selfcrag.heuristics",),
     ("selfcrag.graph.state", "selfcrag.graph.context", "selfcrag.graph.question", "selfcrag.graph.trace",
-     "selfcrag.graph.resources", "selfcrag.graph.chat_step"),
+     "selfcrag.graph.resources", "selfcrag.graph.chat_step", "selfcrag.graph.memory"),
     ("selfcrag.nodes",),
     ("selfcrag.graph", "selfcrag.graph.builder", "selfcrag.graph.api"),
     ("selfcrag.eval",),

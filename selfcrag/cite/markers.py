@@ -91,6 +91,25 @@ def _pieces(paragraph: str) -> list[str]:
     return pieces
 
 
+def drop_unknown_markers(sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem]
+                         ) -> tuple[list[CitedSentence], int]:
+    """Remove the markers that point at no knowledge item (``[99]`` when there are five).
+
+    A model may invent a source number, or be told to by a document; the
+    marker would then cite nothing, and the sentence would look checked.
+
+    Args:
+        sentences: The answer's cited sentences.
+        knowledge: The numbered knowledge items the answer drew on.
+
+    Returns:
+        The sentences with only the markers of existing items, and how many markers were removed.
+    """
+    known = {k["n"] for k in knowledge}
+    kept = [CitedSentence(s.text, tuple(n for n in s.cites if n in known)) for s in sentences]
+    return kept, sum(len(s.cites) for s in sentences) - sum(len(s.cites) for s in kept)
+
+
 def join_cited(sentences: Iterable[CitedSentence], separator: str = " ") -> str:
     """Write sentences back with their markers.
 

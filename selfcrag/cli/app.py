@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from selfcrag.cli.terminal import visible
 from selfcrag.env_file import load_env_file
 from selfcrag.errors import UserError
 from selfcrag.files.sample import sample_kb
@@ -59,7 +60,7 @@ def main(env_file: Annotated[Path | None, typer.Option(
 
 def fail(message: str) -> typer.Exit:
     """Print ``error: message`` as one line on stderr and return the exit to raise."""
-    err.print(f"error: {message}", markup=False, soft_wrap=True)
+    err.print(f"error: {visible(message)}", markup=False, soft_wrap=True)
     return typer.Exit(1)
 
 

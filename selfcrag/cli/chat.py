@@ -24,7 +24,9 @@ from rich.text import Text
 
 from selfcrag.cli.app import DataDir, app, context_for, err, out
 from selfcrag.cli.render import leave_cancelled_work, print_footer, print_passages, print_trace, stream_answer
+from selfcrag.cli.terminal import one_line, visible
 from selfcrag.errors import UserError
+from selfcrag.graph.question import MAX_QUESTION_CHARS
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from selfcrag.graph.context import Context
 
 CONVERSATIONS_FILE = "conversations.sqlite"
+_QUESTIONS_TABLE = "selfcrag_thread_questions"
 HISTORY_FILE = "chat_history"
 PROMPT = "› "
 
@@ -80,6 +83,10 @@ class Conversations:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._connection = sqlite3.connect(str(path), check_same_thread=False)
         self.saver = SqliteSaver(self._connection)
+        # How many questions each thread has had: its checkpoint keeps only the latest turns (graph.memory).
+        with self._connection:
+            self._connection.execute(f"CREATE TABLE IF NOT EXISTS {_QUESTIONS_TABLE} "
+                                     "(thread_id TEXT PRIMARY KEY, questions INTEGER NOT NULL)")
         self.session = Session(context, checkpointer=self.saver)
         self.app: CompiledStateGraph[Any, Any, Any, Any] = self.session.app
 
@@ -125,7 +132,41 @@ class Conversations:
         if snapshot is not None:
             return snapshot.config
         self.saver.delete_thread(thread)  # nothing but cancelled turns: start afresh
+        with self.saver.lock, self._connection:
+            self._connection.execute(f"DELETE FROM {_QUESTIONS_TABLE} WHERE thread_id = ?", (thread,))
         return {"configurable": {"thread_id": thread}}
+
+    def turn_ended(self, thread: str) -> None:
+        """Keep only the checkpoint of the turn that just ended, and count its question.
+
+        Called once the turn's answer has arrived (its checkpoint is saved by then), in the caller's thread:
+        the stream's worker thread may be abandoned at any moment and must not be left writing.
+
+        Earlier checkpoints are never read again (a turn starts from the latest
+        that ended), and each holds a copy of the conversation: kept, they
+        would make the store grow with the square of its length.
+        """
+        from langchain_core.messages import HumanMessage
+
+        latest = self.saver.get_tuple({"configurable": {"thread_id": thread}})
+        if latest is None:
+            return
+        newest = latest.config["configurable"]["checkpoint_id"]
+        asked = sum(isinstance(m, HumanMessage) for m in latest.checkpoint["channel_values"].get("messages", []))
+        with self.saver.lock, self._connection:
+            for table in ("checkpoints", "writes"):
+                self._connection.execute(f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < ?",
+                                         (thread, newest))
+            self._connection.execute(
+                f"INSERT INTO {_QUESTIONS_TABLE} VALUES (?, ?) "
+                "ON CONFLICT(thread_id) DO UPDATE SET questions = questions + 1", (thread, asked))
+
+    def _questions(self, thread: str) -> int | None:
+        """The number of questions asked in a thread, if counted."""
+        with self.saver.lock:
+            row = self._connection.execute(f"SELECT questions FROM {_QUESTIONS_TABLE} WHERE thread_id = ?",
+                                           (thread,)).fetchone()
+        return int(row[0]) if row else None
 
     def stream(self, question: str, thread: str, context: Context) -> Iterator[tuple[str, Any]]:
         """Answer a question in a thread, yielding the events of ``graph.stream_ask``.
@@ -163,7 +204,8 @@ class Conversations:
         if snapshot is None:
             return None
         asked = [m.text for m in snapshot.values.get("messages", []) if isinstance(m, HumanMessage)]
-        return ThreadSummary(thread, len(asked), asked[-1] if asked else "", snapshot.created_at or "")
+        return ThreadSummary(thread, self._questions(thread) or len(asked), asked[-1] if asked else "",
+                             snapshot.created_at or "")
 
     def threads(self) -> list[ThreadSummary]:
         """List the saved conversations, the most recent first.
@@ -222,7 +264,9 @@ def line_reader(history: Path) -> Callable[[], str]:
         if not line:
             raise EOFError
         line = line.rstrip("\r\n")
-        out.print(f"{PROMPT}{line}", markup=False, highlight=False)  # a transcript shows what was asked
+        # A transcript shows what was asked; a pasted megabyte is shown as far as the question is used.
+        shown = line if len(line) <= MAX_QUESTION_CHARS else f"{line[:MAX_QUESTION_CHARS]}… ({len(line):,} characters)"
+        out.print(f"{PROMPT}{one_line(shown)}", markup=False, highlight=False)
         return line
 
     return read
@@ -252,14 +296,14 @@ class ChatSession:
 
     def error(self, message: str) -> None:
         """Report an error the user can fix in one line; the session goes on."""
-        err.print(Text(f"error: {message}", style="red"), soft_wrap=not err.is_terminal)
+        err.print(Text(f"error: {visible(message)}", style="red"), soft_wrap=not err.is_terminal)
 
     def greet(self) -> None:
         """Say which conversation this is, where the index is, and how to get help."""
         summary = self.conversations.summary(self.thread)
         which = (f"resuming conversation {self.thread} ({questions(summary.questions)} so far, "
                  f"last: “{summary.last_question}”)" if summary else f"new conversation {self.thread}")
-        self.console.print(f"{which} · /help for commands, Ctrl-D to leave", markup=False,
+        self.console.print(f"{one_line(which)} · /help for commands, Ctrl-D to leave", markup=False,
                            soft_wrap=not self.console.is_terminal)
         try:
             resources = self.conversations.session.resources
@@ -318,6 +362,7 @@ class ChatSession:
         except Exception:  # a bug of ours: show where, and keep the conversation going
             self.console.print_exception()
             return
+        self.conversations.turn_ended(self.thread)
         print_footer(self.console, result, time.perf_counter() - started)
         self.last = result
 
@@ -344,11 +389,11 @@ class ChatSession:
                 print_trace(self.console, self.last.trace)
         elif name == "/new":
             self.thread, self.last = self.new_thread(), None
-            self.console.print(f"new conversation {self.thread}", markup=False)
+            self.console.print(f"new conversation {one_line(self.thread)}", markup=False)
         elif name == "/threads":
             self.list_threads()
         else:
-            self.console.print(f"unknown command {name}; /help lists the commands", markup=False)
+            self.console.print(f"unknown command {one_line(name)}; /help lists the commands", markup=False)
         return True
 
     def list_threads(self) -> None:
@@ -359,7 +404,8 @@ class ChatSession:
         for t in threads:
             mark = "*" if t.name == self.thread else " "
             when = datetime.fromisoformat(t.updated).astimezone().strftime("%Y-%m-%d %H:%M") if t.updated else "?"
-            self.console.print(f"{mark} {t.name}  {questions(t.questions)}, {when}, last: “{t.last_question}”",
+            self.console.print(f"{mark} {one_line(t.name)}  {questions(t.questions)}, {when}, "
+                               f"last: “{one_line(t.last_question)}”",
                                markup=False,
                                soft_wrap=not self.console.is_terminal)
         self.console.print(Text("resume one with: selfcrag chat --thread NAME", style="dim"))
@@ -373,14 +419,17 @@ class ChatSession:
 def chat(
     thread: Annotated[str | None, typer.Option("--thread", help="Resume (or start) the conversation with this "
                                                                 "name; see /threads.")] = None,
+    history_turns: Annotated[int | None, typer.Option(
+        "--history-turns", min=0, help="Earlier turns the conversation keeps (default: $SELFCRAG_HISTORY_TURNS "
+                                       "or 10); older ones are forgotten.")] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Talk with the knowledge base: follow-up questions, cited sources and the route of each answer."""
     try:
-        context = context_for(data_dir)
+        context = context_for(data_dir, history_turns=history_turns)
         session = ChatSession(context, thread, out)
     except UserError as error:  # e.g. a bad environment variable
-        err.print(f"error: {error}", markup=False, soft_wrap=True)
+        err.print(f"error: {visible(error)}", markup=False, soft_wrap=True)
         raise typer.Exit(1) from None
     try:
         session.run(line_reader(session.settings.data_dir / HISTORY_FILE))

@@ -8,11 +8,15 @@ from typing import Annotated
 import typer
 
 from selfcrag.cli.app import DataDir, app, context_for, err, out, progress_reporter, user_errors
+from selfcrag.cli.terminal import one_line
 
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files and folders (.md, .txt, .pdf), folders recursively.")],
+    # readable=False: click would turn one unreadable path into a usage error for the whole command; the
+    # loader reports it as a skipped line instead, and ingests the rest.
+    paths: Annotated[list[Path], typer.Argument(help="Files and folders (.md, .txt, .pdf), folders recursively.",
+                                                readable=False)],
     prune: Annotated[bool, typer.Option(help="Remove indexed documents whose files are gone.")] = False,
     data_dir: DataDir = None,
 ) -> None:
@@ -27,13 +31,15 @@ def ingest(
         err.print(note, markup=False, soft_wrap=True)
     rate = f", {summary.embedded / summary.embed_seconds:.0f} sentences/s embedded" if summary.embedded else ""
     out.print(
-        f"{summary.documents} documents, {summary.sentences} sentences in {settings.data_dir} "
+        f"{summary.documents} documents, {summary.sentences} sentences in {one_line(settings.data_dir)} "
         f"({summary.added} added, {summary.updated} updated, {summary.unchanged} unchanged, "
         f"{summary.removed} removed{f', {summary.repaired} repaired' if summary.repaired else ''}; "
         f"{summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
         markup=False,
     )
+    for path, encoding in summary.encodings:
+        err.print(f"read {one_line(path)} as {encoding}", markup=False, soft_wrap=True)
     for skipped in summary.skipped:
-        err.print(f"skipped {skipped.path}: {skipped.reason}", markup=False)
+        err.print(f"skipped {one_line(skipped.path)}: {one_line(skipped.reason)}", markup=False, soft_wrap=True)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} file(s) skipped", markup=False)

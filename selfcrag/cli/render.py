@@ -27,6 +27,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from selfcrag.cli.terminal import one_line, visible
+
 if TYPE_CHECKING:
     from selfcrag.graph.api import Answer, Citation
 
@@ -69,8 +71,9 @@ def answer_text(text: str) -> RenderableType:
         text: The answer.
 
     Returns:
-        A rich renderable.
+        A rich renderable (control characters shown as symbols, see :mod:`cli.terminal`).
     """
+    text = visible(text)
     return Markdown(markdown_source(text)) if is_markdown(text) else Text(text)
 
 
@@ -147,7 +150,7 @@ def section_of(citation: Citation) -> str:
     Returns:
         E.g. ``4 Retention periods › 4.1 Logs and metrics``.
     """
-    return " › ".join(citation.section[1:]) or citation.title or "-"
+    return one_line(" › ".join(citation.section[1:]) or citation.title or "-")
 
 
 def print_sources_table(console: Console, citations: Sequence[Citation]) -> None:
@@ -162,13 +165,13 @@ def print_sources_table(console: Console, citations: Sequence[Citation]) -> None
     if not console.is_terminal:
         console.print("sources:", markup=False)
         for c in citations:
-            console.print(f"  [{c.n}] {Path(c.source).name} | {section_of(c)} | "
+            console.print(f"  [{c.n}] {one_line(Path(c.source).name)} | {section_of(c)} | "
                           f"{sentence_label(c.first, c.last)}", markup=False, soft_wrap=True)
         return
     table = Table("#", "file", "section", "sentences", title="sources", title_justify="left", title_style="dim",
                   box=None, header_style="dim", pad_edge=False)
     for c in citations:
-        table.add_row(f"[{c.n}]", Path(c.source).name, section_of(c), sentence_span(c.first, c.last))
+        table.add_row(f"[{c.n}]", one_line(Path(c.source).name), section_of(c), sentence_span(c.first, c.last))
     console.print(table)
 
 
@@ -214,9 +217,10 @@ def print_route(console: Console, answer: Answer, seconds: float | None = None) 
         seconds: How long it took, if known.
     """
     took = f" · {seconds:.1f} s" if seconds is not None else ""
-    console.print(Text(f"route: {route_summary(answer.trace)}{took}", style="dim"), soft_wrap=not console.is_terminal)
+    console.print(Text(f"route: {one_line(route_summary(answer.trace))}{took}", style="dim"),
+                  soft_wrap=not console.is_terminal)
     for note in answer_notes(answer):
-        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=not console.is_terminal)
+        console.print(Text(f"note: {one_line(note)}", style="yellow"), soft_wrap=not console.is_terminal)
 
 
 def answer_notes(answer: Answer) -> list[str]:
@@ -247,11 +251,11 @@ def print_answer(console: Console, answer: Answer, *, heading: str | None = None
         heading: A line shown above it (e.g. the question).
     """
     if heading:
-        console.print(Text(heading, style="bold"), soft_wrap=not console.is_terminal)
+        console.print(Text(one_line(heading), style="bold"), soft_wrap=not console.is_terminal)
     if console.is_terminal:
         console.print(answer_text(answer.answer))
     else:
-        console.print(answer.answer, markup=False, soft_wrap=True)
+        console.print(visible(answer.answer), markup=False, soft_wrap=True)
     print_footer(console, answer)
 
 
@@ -285,8 +289,9 @@ def print_passages(console: Console, answer: Answer) -> None:
         return
     wrap = console.is_terminal
     for c in passages:
-        console.print(Text(f"[{c.n}] {locate(c.source, c.section, c.first, c.last)}", style="bold"), soft_wrap=not wrap)
-        console.print(Text(c.quote.strip()), soft_wrap=not wrap)
+        console.print(Text(f"[{c.n}] {one_line(locate(c.source, c.section, c.first, c.last))}", style="bold"),
+                      soft_wrap=not wrap)
+        console.print(Text(visible(c.quote.strip())), soft_wrap=not wrap)
         console.print()
 
 
@@ -299,7 +304,7 @@ def _where(found: dict[str, Any]) -> str:
         where += f" ({sentence_label(*found['sentences'])})"
     if isinstance(found.get("score"), int | float):
         where += f"  score {found['score']:.3f}"
-    return f"[{found['n']}] {where}" if "n" in found else where
+    return one_line(f"[{found['n']}] {where}" if "n" in found else where)
 
 
 def print_trace(console: Console, trace: Sequence[dict[str, Any]]) -> None:
@@ -321,8 +326,8 @@ def print_trace(console: Console, trace: Sequence[dict[str, Any]]) -> None:
                 value = ", ".join(f"{k} {v}" for k, v in value.items())
             elif isinstance(value, list):
                 value = ", ".join(Path(v).name if isinstance(v, str) and "/" in v else str(v) for v in value)
-            scalars.append(f"{key}: {value}")
-        line = Text.assemble((f"{number}. {step['step']}", "bold"), " → ", (str(step["decision"]), "cyan"),
+            scalars.append(one_line(f"{key}: {value}"))
+        line = Text.assemble((f"{number}. {step['step']}", "bold"), " → ", (one_line(step["decision"]), "cyan"),
                              ("  " + " · ".join(scalars), "dim") if scalars else "")
         console.print(line, soft_wrap=not console.is_terminal)
         for key, found in passages.items():
@@ -383,7 +388,7 @@ class AnswerStream:
             self.live.update(renderable, refresh=True)
 
     def _write(self, text: str) -> None:
-        self.console.file.write(text)
+        self.console.file.write(visible(text))
         self.console.file.flush()
 
     def _withdraw(self, why: str) -> None:

@@ -6,8 +6,10 @@ import json
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from selfcrag.cli.app import DataDir, app, context_for, fail, out, user_errors
+from selfcrag.cli.terminal import one_line, visible
 
 
 @app.command()
@@ -42,6 +44,9 @@ def search(
         where = " > ".join(context.section) or context.title
         ranks = f"dense #{context.dense_rank or '-'}, bm25 #{context.bm25_rank or '-'}, fused {context.score:.4f}"
         span = f"sentences {context.first + 1}-{context.last + 1}"
-        out.print(f"[{rank}] {context.source} | {where} | {span} | {ranks}", markup=False)
-        out.print(context.text.strip(), markup=False)
+        # File names, headings and text come from the user's documents: printed as text, never as markup or
+        # escape sequences.
+        out.print(Text.assemble((f"[{rank}]", "bold"), f" {one_line(context.source)} | {one_line(where)} | {span} | "
+                                f"{ranks}"), soft_wrap=not out.is_terminal)
+        out.print(Text(visible(context.text.strip())), soft_wrap=not out.is_terminal)
         out.print()

@@ -23,10 +23,11 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from charset_normalizer import from_bytes
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
@@ -62,8 +63,9 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_LE_BOM = b"\xff\xfe"
 _UTF16_BE_BOM = b"\xfe\xff"
 
-_REASON_UNDECODABLE = "undecodable text (not UTF-8/GB18030/UTF-16)"
+_REASON_UNDECODABLE = "undecodable text (no text encoding fits)"
 _REASON_NO_TEXT_LAYER = "no text layer in PDF (scanned?)"
+_REASON_UNDECODABLE_NAME = "file name is not valid UTF-8 (rename it)"
 
 
 @dataclass(frozen=True)
@@ -75,11 +77,14 @@ class LoadedFile:
         text: Decoded text with line endings normalised to LF and without a
             byte-order mark. For PDFs, the text of the pages joined by blank
             lines. Never empty or whitespace-only.
+        encoding: The text encoding it was read in (``utf-8``, ``cp1252``,
+            ``gb18030``, ``utf_16_le``, ...); ``pdf`` for a PDF.
 
     """
 
     path: Path
     text: str
+    encoding: str = "utf-8"
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,9 @@ class _Walker:
             self.files.append(path)
 
     def add_argument(self, path: Path) -> None:
+        if _undecodable_name(str(path)):
+            self.skip(path, _REASON_UNDECODABLE_NAME)
+            return
         try:
             st = os.stat(path)
         except OSError as exc:
@@ -189,17 +197,28 @@ class _Walker:
         else:
             self.skip(path, "not a regular file")
 
-    def walk(self, directory: Path, ancestors: set[tuple[int, int]]) -> None:
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda entry: entry.name)
-        except OSError as exc:
-            self.skip(directory, _os_error_reason(exc))
-            return
-        for entry in entries:
+    def walk(self, top: Path, ancestors: set[tuple[int, int]]) -> None:
+        """Walk a folder depth first, in sorted name order, with a stack of its own.
+
+        Not recursive: a folder nested 1,100 deep (deeper than Python's recursion limit) is walked like any.
+        """
+        stack: list[tuple[Iterator[os.DirEntry[str]], Path, set[tuple[int, int]]]] = []
+        listed = self._list(top)
+        if listed is not None:
+            stack.append((iter(listed), top, ancestors))
+        while stack:
+            entries, directory, above = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                continue
             if entry.name.startswith("."):
                 continue
             path = directory / entry.name
+            if _undecodable_name(entry.name):
+                if entry.is_dir() or _is_supported_name(entry.name):
+                    self.skip(path, _REASON_UNDECODABLE_NAME)
+                continue
             try:
                 st = os.stat(path)
             except OSError as exc:
@@ -213,18 +232,29 @@ class _Walker:
                 continue
             if stat.S_ISDIR(st.st_mode):
                 key = (st.st_dev, st.st_ino)
-                if key in ancestors:
+                if key in above:
                     self.skip(path, "symlink loop")
                     continue
                 if key in self._visited_dirs:
                     continue
                 self._visited_dirs.add(key)
-                self.walk(path, ancestors | {key})
+                listed = self._list(path)
+                if listed is not None:
+                    stack.append((iter(listed), path, above | {key}))
             elif stat.S_ISREG(st.st_mode):
                 resolved = _resolve(path)
                 if resolved.suffix.lower() in SUPPORTED_SUFFIXES:
                     self.add_file(resolved)
             # FIFOs, sockets and devices inside folders are ignored silently.
+
+    def _list(self, directory: Path) -> list[os.DirEntry[str]] | None:
+        """A folder's entries in name order, or None (and a skipped line) when it cannot be read."""
+        try:
+            with os.scandir(directory) as it:
+                return sorted(it, key=lambda entry: entry.name)
+        except OSError as exc:
+            self.skip(directory, _os_error_reason(exc))
+            return None
 
 
 # --------------------------------------------------------------------------- #
@@ -256,12 +286,12 @@ def read_document(path: Path) -> LoadedFile | SkippedFile:
     try:
         resolved, data = _read_bytes(path)
         if resolved.suffix.lower() == ".pdf":
-            text = _pdf_text(data)
+            text, encoding = _pdf_text(data), "pdf"
         else:
-            text = _decode_text(data)
+            text, encoding = _decode_text(data)
     except _Skip as skip:
         return SkippedFile(_display_path(path), skip.reason)
-    return LoadedFile(resolved, text)
+    return LoadedFile(resolved, text, encoding)
 
 
 def _read_bytes(path: Path) -> tuple[Path, bytes]:
@@ -305,36 +335,77 @@ def _read_bytes(path: Path) -> tuple[Path, bytes]:
     return resolved, data
 
 
-def _decode_text(data: bytes) -> str:
-    """Decode the bytes of a text file.
+def _decode_text(data: bytes) -> tuple[str, str]:
+    """Decode the bytes of a text file, detecting its encoding.
+
+    A byte-order mark decides; else strict UTF-8; else charset-normalizer
+    (maintained, statistical) names the encoding: GB18030 Chinese, Latin-1 or
+    Windows-1252 Western text, UTF-16 without a BOM. A file with NUL bytes is
+    binary unless it is detected as UTF-16 or UTF-32.
 
     Args:
         data: Raw file contents (not empty).
 
     Returns:
-        The decoded text, without BOM and with LF line endings.
+        The decoded text (without BOM, with LF line endings) and the encoding used.
 
     Raises:
         _Skip: The data is binary, undecodable or whitespace-only.
 
     """
     if data.startswith(_UTF16_LE_BOM) or data.startswith(_UTF16_BE_BOM):
-        codec = "utf-16-le" if data.startswith(_UTF16_LE_BOM) else "utf-16-be"
-        text = _decode_with_fallback(data[2:], (codec,))
+        encoding = "utf-16-le" if data.startswith(_UTF16_LE_BOM) else "utf-16-be"
+        text = _decode_with_fallback(data[2:], (encoding,))
+    elif data.startswith(_UTF8_BOM):
+        encoding, text = "utf-8", _decode_with_fallback(_not_binary(data)[3:], ("utf-8",))
     else:
-        if b"\x00" in data:
-            raise _Skip("binary file")
-        control = len(data) - len(data.translate(None, _CONTROL_BYTES))
-        if control > _MAX_CONTROL_BYTE_RATIO * len(data):
-            raise _Skip("binary file")
-        if data.startswith(_UTF8_BOM):
-            text = _decode_with_fallback(data[3:], ("utf-8",))
-        else:
-            text = _decode_with_fallback(data, ("utf-8", "gb18030"))
+        try:
+            # NUL bytes: binary, or UTF-16/UTF-32 without a BOM, which only detection tells apart.
+            encoding, text = _detect(data) if b"\x00" in data else ("utf-8", _not_binary(data).decode("utf-8"))
+        except UnicodeDecodeError:
+            encoding, text = _detect(data)
+        if _bad_char_ratio(text) > _MAX_BAD_CHAR_RATIO:
+            raise _Skip("binary file" if b"\x00" in data else _REASON_UNDECODABLE)
     text = _normalise_newlines(text.removeprefix("\ufeff"))
     if not text.strip():
         raise _Skip("empty file")
-    return text
+    return text, encoding
+
+
+def _not_binary(data: bytes) -> bytes:
+    """Return the data, or raise ``_Skip("binary file")`` for NUL bytes or many control bytes."""
+    if b"\x00" in data:
+        raise _Skip("binary file")
+    control = len(data) - len(data.translate(None, _CONTROL_BYTES))
+    if control > _MAX_CONTROL_BYTE_RATIO * len(data):
+        raise _Skip("binary file")
+    return data
+
+
+def _detect(data: bytes) -> tuple[str, str]:
+    """Detect the encoding of text that is not UTF-8 (charset-normalizer), and decode it.
+
+    Among equally plausible Western code pages the most common, Windows-1252
+    (a superset of Latin-1's printable characters), is preferred.
+
+    Returns:
+        The encoding and the text.
+
+    Raises:
+        _Skip: No encoding fits, or NUL bytes in what is not UTF-16/UTF-32.
+
+    """
+    matches = list(from_bytes(data))
+    if not matches:
+        raise _Skip("binary file" if b"\x00" in data else _REASON_UNDECODABLE)
+    best = matches[0]
+    wide = best.encoding.startswith(("utf_16", "utf_32"))
+    if not wide:
+        _not_binary(data)
+        ties = [m for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)]
+        if any("cp1252" in m.could_be_from_charset for m in ties):
+            return "cp1252", _decode_with_fallback(data, ("cp1252",))
+    return best.encoding, str(best)
 
 
 def _decode_with_fallback(data: bytes, codecs: tuple[str, ...]) -> str:
@@ -462,6 +533,11 @@ def _resolve(path: Path) -> Path:
 def _display_path(path: Path) -> Path:
     """Return the absolute path to report for a skipped file (links kept)."""
     return Path(os.path.abspath(path))
+
+
+def _undecodable_name(name: str) -> bool:
+    """Tell whether a file name held bytes the file system's encoding could not decode (kept as surrogates)."""
+    return any("\udc80" <= char <= "\udcff" for char in name)
 
 
 def _is_supported_name(name: str) -> bool:

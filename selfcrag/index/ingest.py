@@ -49,6 +49,7 @@ class IngestSummary:
         embed_seconds: Time spent inside the embedding model.
         notes: What the run found and fixed (a damaged or missing index, an older format).
         skipped: Files not ingested, with the reason.
+        encodings: Text files read in another encoding than UTF-8, with the encoding detected.
     """
 
     added: int = 0
@@ -63,6 +64,7 @@ class IngestSummary:
     embed_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+    encodings: list[tuple[Path, str]] = field(default_factory=list)
 
 
 def index_document(loaded: LoadedFile, max_chars: int) -> PreparedDocument:
@@ -152,6 +154,8 @@ def _ingest_files(writer: IndexWriter, files: Sequence[Path], max_chars: int, su
         if isinstance(loaded, SkippedFile):
             summary.skipped.append(loaded)
             continue
+        if loaded.encoding not in ("utf-8", "pdf"):
+            summary.encodings.append((loaded.path, loaded.encoding))
         doc_id = document_id(str(loaded.path))
         seen.add(doc_id)
         old = writer.known(doc_id)

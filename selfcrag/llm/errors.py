@@ -9,5 +9,9 @@ class UnparsableReplyError(UnusableReplyError):
     """The chat model's replies did not parse into the expected structure."""
 
 
+class MalformedReplyError(UnusableReplyError):
+    """The server answered 200 with something that is not a chat completion (an HTML page, an empty stream)."""
+
+
 class BudgetSpentError(Exception):
     """The question's chat budget is spent (its deadline passed, or the endpoint failed too often): answer offline."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +22,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from selfcrag.llm.budget import CallBudget
-from selfcrag.llm.errors import BudgetSpentError, UnusableReplyError
+from selfcrag.llm.errors import BudgetSpentError, MalformedReplyError, UnusableReplyError
 from selfcrag.llm.secrets import redact
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,16 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 MAX_RETRY_AFTER = 10.0
 # Longest message kept in a trace or log line.
 MAX_REASON_CHARS = 300
+
+# What the OpenAI client and LangChain raise, while reading a 200 reply, when the reply is not a chat
+# completion: an HTML page or a bare string (AttributeError: 'str' object has no attribute 'choices'; through
+# LangChain, ValueError: Unexpected response type), a stream holding only ``data: [DONE]`` (AssertionError, or
+# ValueError: No generations found in stream), JSON nested deeper than Python's recursion limit (RecursionError).
+_CLIENT_PARSE_FAULTS = (AttributeError, AssertionError, RecursionError, ValueError)
+# Where such a fault must be raised to be the reply's fault rather than a bug of ours: in the client, its JSON
+# decoder, or LangChain's reading of the reply.
+_CLIENT_PACKAGES = tuple(os.sep + os.path.join(*name.split("/")) + os.sep for name in
+                         ("openai", "json", "httpx", "langchain_openai", "langchain_core/language_models"))
 
 _backoff = wait_random_exponential(multiplier=0.5, max=8)
 
@@ -115,6 +126,25 @@ def _root_cause(error: BaseException) -> BaseException:
     return error
 
 
+def _raised_reading_the_reply(error: BaseException) -> bool:
+    """Tell whether an error was raised inside the HTTP client or its JSON decoder (not in our code)."""
+    frame = error.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    return frame is not None and any(part in frame.tb_frame.f_code.co_filename for part in _CLIENT_PACKAGES)
+
+
+def _invoke_checked(runnable: Runnable[Any, Any], value: Any, config: RunnableConfig) -> Any:
+    """Invoke a chat model, turning a reply the client cannot read into :class:`MalformedReplyError`."""
+    try:
+        return runnable.invoke(value, config)
+    except _CLIENT_PARSE_FAULTS as error:
+        if not _raised_reading_the_reply(error):
+            raise
+        what = "JSON nested too deeply to read" if isinstance(error, RecursionError) else "not a chat completion"
+        raise MalformedReplyError(f"the server's reply was {what}") from None
+
+
 def _should_retry(error: BaseException) -> bool:
     hinted = retry_after(error)
     return is_transient(error) and (hinted is None or hinted <= MAX_RETRY_AFTER)
@@ -152,12 +182,13 @@ def invoke_with_retries(runnable: Runnable[Any, Any], value: Any, config: Runnab
 
     def attempt() -> Any:
         if budget is None:
-            return runnable.invoke(value, config)
+            return _invoke_checked(runnable, value, config)
         budget.start_call()
         try:
-            return runnable.invoke(value, config)
+            return _invoke_checked(runnable, value, config)
         except Exception as error:
-            if is_transient(error) or isinstance(error, openai.APIStatusError):
+            # A 200 that is not a chat completion (an HTML page from a proxy) is the endpoint failing too.
+            if is_transient(error) or isinstance(error, openai.APIStatusError | MalformedReplyError):
                 budget.failed()
             raise
 

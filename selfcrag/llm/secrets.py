@@ -62,6 +62,24 @@ def scrub(value: Any, secrets: Sequence[str] | None = None) -> Any:
     return value
 
 
+def redact_all(value: Any) -> Any:
+    """Redact credentials, by value and by shape, in JSON-ready data (strings, lists, dicts), wherever they are.
+
+    Args:
+        value: A string, number, list or dict: a trace step, a parsed reply.
+
+    Returns:
+        The same data, with :func:`redact` applied to every string.
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list | tuple):
+        return type(value)(redact_all(v) for v in value)
+    if isinstance(value, dict):
+        return {k: redact_all(v) for k, v in value.items()}
+    return value
+
+
 def redact(text: str) -> str:
     """Replace every credential in a text by ``[redacted]``.
 

@@ -25,6 +25,8 @@ from pydantic import BaseModel, ValidationError
 from selfcrag.llm.budget import CallBudget
 from selfcrag.llm.errors import BudgetSpentError, UnparsableReplyError, UnusableReplyError
 from selfcrag.llm.retry import OnRetry, invoke_with_retries
+from selfcrag.llm.secrets import redact_all
+from selfcrag.llm.text import MAX_REPLY_CHARS, too_long
 from selfcrag.llm.think import strip_think
 
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -69,7 +71,7 @@ def _json_objects(text: str) -> list[Any]:
     for match in re.finditer(r"\{", text):
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested deeper than Python allows
             continue
         found.append(value)
     return found
@@ -138,16 +140,23 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
     error: object = None
     for attempt in range(max(parse_attempts, 1)):
         if attempt and on_retry is not None:
-            on_retry(f"the reply did not parse as {schema.__name__}")
+            on_retry(f"the reply did not parse as {schema.__name__} ({error})")
         result = invoke_with_retries(structured, list(messages), {"tags": ["nostream"], "run_name": name}, attempts,
                                      on_retry, budget)
+        raw = result.get("raw")
+        if isinstance(raw, BaseMessage) and len(text := strip_think(raw.text)) > MAX_REPLY_CHARS:
+            error = too_long(text)  # a megabyte of JSON is not a grade, however well it parses
+            continue
         parsed = result.get("parsed")
-        if isinstance(parsed, schema):
-            return parsed
-        if (validated := _validate(parsed, schema)) is not None:
-            return validated
-        reparsed = parse_reply(result["raw"], schema)
-        if reparsed is not None:
-            return reparsed
-        error = result.get("parsing_error") or "no JSON object in the reply"
+        reply = parsed if isinstance(parsed, schema) else _validate(parsed, schema) or parse_reply(raw, schema)
+        if reply is not None:
+            # Its strings become queries, notes and trace entries: no credential the model repeats gets in.
+            return schema.model_validate(redact_all(reply.model_dump()))
+        # In our words: the parser's own message quotes the reply (reasoning and all) and a troubleshooting URL.
+        error = "its JSON lacked the fields asked for" if _json_objects(_text(raw)) else "no JSON object in the reply"
     raise UnparsableReplyError(f"the reply did not parse as {schema.__name__} ({error})")
+
+
+def _text(raw: object) -> str:
+    """The text of a raw reply, without reasoning."""
+    return strip_think(raw.text if isinstance(raw, BaseMessage) else str(raw or ""))

@@ -1,9 +1,10 @@
 """Plain-text replies (answers) that are checked before they are used.
 
 A reply is unusable when it is empty once its ``<think>`` blocks are removed,
-when it was cut off in transit (a stream that ended without a finish reason),
-or when it is written in the other language than the question's (Chinese for
-an English question, or no Chinese at all for a Chinese one). An unusable
+longer than :data:`MAX_REPLY_CHARS`, when it was cut off in transit (a stream
+that ended without a finish reason), or when it is written in the other
+language than the question's (Chinese for an English question, or no Chinese
+at all for a Chinese one). An unusable
 reply is asked for again, up to ``reply_attempts`` requests; then
 :class:`~models.errors.UnusableReplyError` tells the node to fall back to
 its offline method.
@@ -19,8 +20,13 @@ from langchain_core.messages import BaseMessage
 from selfcrag.index.tokenize import letter_counts
 from selfcrag.llm.budget import CallBudget
 from selfcrag.llm.errors import UnusableReplyError
+from selfcrag.llm.output import checked_answer
 from selfcrag.llm.retry import OnRetry, invoke_with_retries
 from selfcrag.llm.think import strip_think
+
+MAX_REPLY_CHARS = 20_000
+"""Characters a reply may hold once its reasoning is removed; a longer one (a runaway model, a server sending a
+megabyte) is not used: it is asked for again, then the step falls back to its offline method."""
 
 # The keys in which LangChain's provider integrations report why a reply ended.
 _FINISH_KEYS = ("finish_reason", "stop_reason", "done_reason")
@@ -61,6 +67,18 @@ def in_wrong_language(text: str, language: str) -> bool:
     return cjk > letters
 
 
+def too_long(text: str) -> str:
+    """Say that a reply is over :data:`MAX_REPLY_CHARS`.
+
+    Args:
+        text: The reply, without reasoning.
+
+    Returns:
+        The reason, in one line.
+    """
+    return f"the reply was {len(text):,} characters long, over the limit of {MAX_REPLY_CHARS:,}"
+
+
 def unusable(message: BaseMessage, text: str, language: str | None) -> str | None:
     """Say why a text reply cannot be used, if it cannot.
 
@@ -76,6 +94,8 @@ def unusable(message: BaseMessage, text: str, language: str | None) -> str | Non
         return "the reply was cut off"
     if not text:
         return "the reply was empty"
+    if len(text) > MAX_REPLY_CHARS:
+        return too_long(text)
     if language is not None and in_wrong_language(text, language):
         return f"the reply was not in the question's language, {language}"
     return None
@@ -98,7 +118,8 @@ def invoke_text(model: BaseChatModel, messages: Sequence[BaseMessage], *, name: 
         budget: The question's chat budget, shared by its steps.
 
     Returns:
-        The reply's text, without ``<think>`` blocks.
+        The reply's text, without ``<think>`` blocks, with images and links as plain text and no
+        credentials (see :mod:`llm.output`).
 
     Raises:
         UnusableReplyError: No reply could be used.
@@ -112,6 +133,6 @@ def invoke_text(model: BaseChatModel, messages: Sequence[BaseMessage], *, name: 
         text = strip_think(reply.text)
         problem = unusable(reply, text, language)
         if problem is None:
-            return text
+            return checked_answer(text)
         reason = problem
     raise UnusableReplyError(reason)
