@@ -37,12 +37,11 @@ def ingested(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, A
     root = tmp_path_factory.mktemp("hostile_paths")
     docs = root / "docs"
     docs.mkdir()
-    deep = str(docs)
+    folder = str(docs)
     for _ in range(DEPTH):  # one level at a time: makedirs and Path.mkdir(parents=True) recurse too
-        deep += "/d"
-        os.mkdir(deep)
-    deep = Path(deep)
-    (deep / "deep.md").write_text("The deepest archive holds the tape inventory.\n", encoding="utf-8")
+        folder += "/d"
+        os.mkdir(folder)
+    (Path(folder) / "deep.md").write_text("The deepest archive holds the tape inventory.\n", encoding="utf-8")
     (docs / "good.md").write_text("Application logs are kept for 90 days.\n", encoding="utf-8")
     (docs / "latin1.txt").write_bytes(FRENCH.encode("latin-1"))
     (docs / "gb.txt").write_bytes(CHINESE.encode("gb18030"))
