@@ -1,0 +1,92 @@
+"""What the command line prints, as people and scripts see it: each run is the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scripted_openai import WorkflowScript, serving
+
+from selfcrag.graph.context import Context
+from selfcrag.index.ingest import ingest
+
+# A Markdown manual hard-wrapped at about 75 columns, with an HTML banner where a title would be.
+WRAPPED_MD = """<p align="center">
+  <img src="logo.png" alt="logo">
+</p>
+
+# Widget Manual
+
+Widgets are small programs that sit on the desktop.
+
+## Installing
+
+### Compatibility
+
+The widget library works on Linux, macOS and Windows and needs Python 3.8
+or later to run; older interpreters are not supported at all by the current
+release.
+
+## 维护
+
+安装底座时，请先把立杆插入底座，然后拧紧底座下面的三颗螺丝。如果需要选
+择颜色，请参考附录。长期不用时，请拔下电源插头，并用干布擦拭扇
+叶上的灰尘。
+"""
+PYTHON = "Which Python version does the widget library need?"
+STORAGE = "长期不用时要怎么处理？"
+
+
+def selfcrag(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=180, env={**os.environ, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def wrapped_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of the hard-wrapped manual alone."""
+    root = tmp_path_factory.mktemp("wrapped")
+    (root / "kb").mkdir()
+    (root / "kb" / "widget.md").write_text(WRAPPED_MD, encoding="utf-8")
+    ingest([root / "kb"], Context(data_dir=str(root / "index")).settings())
+    return root / "index"
+
+
+def test_a_hard_wrapped_english_sentence_is_answered_on_one_line_with_one_marker(wrapped_index: Path) -> None:
+    run = selfcrag("ask", PYTHON, "--data-dir", wrapped_index, cwd=wrapped_index.parent)
+    assert run.returncode == 0, run.stderr
+    answer, route = run.stdout.splitlines()[:2]
+    assert answer == ("The widget library works on Linux, macOS and Windows and needs Python 3.8 or later to run; "
+                      "older interpreters are not supported at all by the current release. [1]")
+    assert route.startswith("route: ") and "fully supported" in route
+
+
+def test_a_hard_wrapped_chinese_sentence_is_joined_without_a_space_or_a_marker_mid_word(wrapped_index: Path) -> None:
+    run = selfcrag("ask", STORAGE, "--data-dir", wrapped_index, cwd=wrapped_index.parent)
+    assert run.returncode == 0, run.stderr
+    answer = run.stdout.splitlines()[0]
+    assert answer == "长期不用时，请拔下电源插头，并用干布擦拭扇叶上的灰尘。[1]"
+
+
+def test_a_piped_answer_from_hard_wrapped_sources_is_printed_once(wrapped_index: Path) -> None:
+    run = selfcrag("ask", PYTHON, "--data-dir", wrapped_index, cwd=wrapped_index.parent)
+    assert run.returncode == 0, run.stderr
+    assert "checked against the sources" not in run.stdout
+    assert run.stdout.count("older interpreters") == 1 and run.stdout.count("[1]") == 2  # answer and sources
+
+
+def test_a_streamed_chat_model_answer_is_printed_once_when_piped(index_copy: Path) -> None:
+    # Markdown with a paragraph break and markers mid-paragraph: what a chat model writes.
+    answer = "Application logs are kept for **90 days** [1].\n\nAfter that they are deleted [1]."
+    with serving() as start:
+        server = start(WorkflowScript(answer))
+        run = selfcrag("ask", "How long are application logs kept?", "--data-dir", index_copy, cwd=index_copy.parent,
+                       env={"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"})
+    assert run.returncode == 0, run.stderr
+    assert "text" in server.script.calls  # type: ignore[union-attr]
+    assert "checked against the sources" not in run.stdout
+    assert run.stdout.startswith(answer + "\n")
+    assert run.stdout.count("90 days") == 1
