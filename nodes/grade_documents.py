@@ -59,7 +59,7 @@ def label_score(label: str, upper: float, lower: float) -> float:
 def _grade_with_chat(runtime: Runtime[Context], question: str,
                      passages: Sequence[Passage]) -> tuple[dict[str, float], dict[str, Any]]:
     context = runtime.context
-    quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"]), p["text"])
+    quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"], title=p["title"]), p["text"])
                             for i, p in enumerate(passages, 1))
     reply, details = structured_step(
         runtime, "grade_documents", PassageGrades,

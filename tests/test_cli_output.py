@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,6 +37,26 @@ release.
 择颜色，请参考附录。长期不用时，请拔下电源插头，并用干布擦拭扇
 叶上的灰尘。
 """
+# A README as GitHub shows it: a centred HTML banner, a lead line, then level-2 sections.
+RICH_MD = """<p align="center">
+  <img src="https://example.org/rich-logo.svg" alt="Rich">
+</p>
+
+Rich is a Python library for rich text and beautiful formatting in the terminal.
+
+## Compatibility
+
+Rich works with Linux, macOS and Windows terminals; true colour and emoji work with the new Windows Terminal.
+
+## Installing
+
+Install with pip from PyPI.
+"""
+# A title written in HTML.
+HTML_TITLE_MD = """<h1 align="center">Gadget <em>Guide</em></h1>
+
+The gadget charges from any USB-C port in about two hours.
+"""
 PYTHON = "Which Python version does the widget library need?"
 STORAGE = "长期不用时要怎么处理？"
 
@@ -47,10 +68,12 @@ def selfcrag(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) ->
 
 @pytest.fixture(scope="module")
 def wrapped_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An index of the hard-wrapped manual alone."""
+    """An index of the hard-wrapped manual and two READMEs that open with HTML."""
     root = tmp_path_factory.mktemp("wrapped")
     (root / "kb").mkdir()
     (root / "kb" / "widget.md").write_text(WRAPPED_MD, encoding="utf-8")
+    (root / "kb" / "rich.md").write_text(RICH_MD, encoding="utf-8")
+    (root / "kb" / "gadget.md").write_text(HTML_TITLE_MD, encoding="utf-8")
     ingest([root / "kb"], Context(data_dir=str(root / "index")).settings())
     return root / "index"
 
@@ -90,3 +113,31 @@ def test_a_streamed_chat_model_answer_is_printed_once_when_piped(index_copy: Pat
     assert "checked against the sources" not in run.stdout
     assert run.stdout.startswith(answer + "\n")
     assert run.stdout.count("90 days") == 1
+
+
+def test_the_sources_show_a_section_that_is_not_the_document_title(wrapped_index: Path) -> None:
+    run = selfcrag("ask", "Does Rich work with Windows terminals?", "--data-dir", wrapped_index,
+                   cwd=wrapped_index.parent)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    sources = lines[lines.index("sources:") + 1:]
+    assert sources[0].startswith("  [1] rich.md | Compatibility | sentence")
+
+
+def test_the_sources_show_the_heading_path_under_the_title(wrapped_index: Path) -> None:
+    run = selfcrag("ask", PYTHON, "--data-dir", wrapped_index, cwd=wrapped_index.parent)
+    assert run.returncode == 0, run.stderr
+    assert "  [1] widget.md | Installing › Compatibility | sentence" in run.stdout
+
+
+def test_a_title_written_in_html_is_shown_without_its_tags(wrapped_index: Path) -> None:
+    run = selfcrag("ask", "How long does the gadget take to charge?", "--json", "--data-dir", wrapped_index,
+                   cwd=wrapped_index.parent)
+    assert run.returncode == 0, run.stderr
+    citation = json.loads(run.stdout)["citations"][0]
+    assert citation["source"].endswith("gadget.md") and citation["title"] == "Gadget Guide"
+    titles = {step["found"][0]["title"] for step in json.loads(run.stdout)["trace"] if step["step"] == "retrieve"}
+    assert titles == {"Gadget Guide"}
+    piped = selfcrag("ask", "How long does the gadget take to charge?", "--data-dir", wrapped_index,
+                     cwd=wrapped_index.parent)
+    assert "  [1] gadget.md | Gadget Guide | sentence" in piped.stdout and "<" not in piped.stdout

@@ -161,12 +161,16 @@ def document_title(text: str, fallback: str) -> str:
         The text of the first level-1 ``# `` heading (outside code fences);
         otherwise the first non-empty line outside code fences, stripped (and
         without heading marks), if it is at most 80 characters long;
-        otherwise ``fallback``.
+        otherwise ``fallback``. HTML tags are no part of a title: a README's
+        ``<p align="center">`` banner is skipped, ``<h1>Rich</h1>`` is ``Rich``.
 
     """
     first_line: str | None = None
     fence: str | None = None
-    for line in text.split("\n"):
+    for raw in text.split("\n"):
+        line = _HTML_TAG.sub("", raw)
+        if raw.strip() and not line.strip():
+            continue  # markup alone, such as a centred banner
         if fence is not None:
             if _closes_fence(line, fence):
                 fence = None
@@ -189,6 +193,7 @@ def document_title(text: str, fallback: str) -> str:
     return fallback
 
 
+_HTML_TAG = re.compile(r"<!--.*?-->|</?[a-zA-Z][^<>]*>")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t\u3000]*")
 
 
