@@ -141,3 +141,26 @@ def test_a_title_written_in_html_is_shown_without_its_tags(wrapped_index: Path) 
     piped = selfcrag("ask", "How long does the gadget take to charge?", "--data-dir", wrapped_index,
                      cwd=wrapped_index.parent)
     assert "  [1] gadget.md | Gadget Guide | sentence" in piped.stdout and "<" not in piped.stdout
+
+
+URL = "https://downloads.example.org/releases/stable/2026/selfcrag-full-archive.tar.gz"
+LONG_LINES_MD = f"""# Mirrors
+
+The release archives are published at {URL} for everyone.
+
+镜像站点每天凌晨同步一次上游仓库的全部发布文件，同步完成后会自动校验每个压缩包的签名和大小，校验失败的文件不会对外提供下载服务，请耐心等待下一次同步。
+"""
+
+
+def test_piped_output_is_not_wrapped_at_80_columns(tmp_path: Path) -> None:
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "mirrors.md").write_text(LONG_LINES_MD, encoding="utf-8")
+    ingested = selfcrag("ingest", "kb", "--data-dir", "index", cwd=tmp_path)
+    assert ingested.returncode == 0, ingested.stderr
+    summary = ingested.stdout.splitlines()
+    assert len(summary) == 1 and len(summary[0]) > 80 and summary[0].startswith("1 documents, ")
+    found = selfcrag("search", "release archives download", "--data-dir", "index", "-k", "3", cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+    lines = found.stdout.splitlines()
+    assert any(f"published at {URL} for everyone." in line for line in lines)
+    assert any(line.startswith("镜像站点每天凌晨同步") and line.endswith("请耐心等待下一次同步。") for line in lines)

@@ -25,6 +25,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Corrective, self-reflective RAG over your own documents.")
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
+# Wrapping is for a terminal's width; in a pipe or a file it only breaks lines (a URL, a Chinese line, a summary).
+for _console in (out, err):
+    _console.soft_wrap = not _console.is_terminal
 
 SAMPLE_KB = sample_kb()
 
