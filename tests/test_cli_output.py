@@ -164,3 +164,29 @@ def test_piped_output_is_not_wrapped_at_80_columns(tmp_path: Path) -> None:
     lines = found.stdout.splitlines()
     assert any(f"published at {URL} for everyone." in line for line in lines)
     assert any(line.startswith("镜像站点每天凌晨同步") and line.endswith("请耐心等待下一次同步。") for line in lines)
+
+
+def test_ingesting_a_missing_path_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    run = selfcrag("ingest", "no-such-folder", "--data-dir", "index", cwd=tmp_path)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr == "error: no-such-folder: not found\n"
+    assert not (tmp_path / "index").exists()  # a typo leaves no empty index behind
+
+
+def test_ingesting_a_folder_with_nothing_supported_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "usage.rst").write_text("Usage\n=====\n\nRun it.\n", encoding="utf-8")
+    run = selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("error: nothing to ingest in docs: no .md")
+    assert "usage.rst: unsupported type .rst" in run.stderr
+
+
+def test_unsupported_files_in_a_folder_are_listed_as_skipped(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nRun the tool daily.\n", encoding="utf-8")
+    (tmp_path / "docs" / "usage.rst").write_text("Usage\n=====\n\nRun it.\n", encoding="utf-8")
+    run = selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("1 documents, ")
+    assert f"skipped {tmp_path / 'docs' / 'usage.rst'}: unsupported type .rst" in run.stderr.splitlines()

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from selfcrag.errors import EmbeddingServiceError
-from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, read_document
+from selfcrag.errors import EmbeddingServiceError, UserError
+from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, nothing_to_ingest, read_document
 from selfcrag.index.embed import Embedder, load_embedder, model_slug
 from selfcrag.index.lock import writer_lock
 from selfcrag.index.records import DocumentRecord, SentenceRecord, content_hash, document_id
@@ -176,9 +176,16 @@ def ingest(
 
     Returns:
         What was done, including the files skipped and why.
+
+    Raises:
+        UserError: Nothing to read: every path is missing, or holds no supported file.
     """
     began = time.perf_counter()
     summary = IngestSummary()
+    files, skipped = discover(paths)
+    if not files and not prune:  # a typo or a folder of other files: say so, and leave the index alone
+        raise UserError(nothing_to_ingest(paths, skipped))
+    summary.skipped.extend(skipped)
     with writer_lock(settings.data_dir):
         embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
         store = VectorStore(settings.data_dir, settings.qdrant_url, settings.qdrant_api_key)
@@ -186,8 +193,6 @@ def ingest(
             collection = collection_name(settings, embedder)
             store.ensure_collection(collection, embedder.dim)
             previous = IndexSnapshot.load(settings.data_dir) or IndexSnapshot(embedder.name, collection)
-            files, skipped = discover(paths)
-            summary.skipped.extend(skipped)
 
             changed: list[IndexedDocument] = []
             seen: set[str] = set()
