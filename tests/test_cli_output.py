@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,22 @@ def test_unsupported_files_in_a_folder_are_listed_as_skipped(tmp_path: Path) -> 
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("1 documents, ")
     assert f"skipped {tmp_path / 'docs' / 'usage.rst'}: unsupported type .rst" in run.stderr.splitlines()
+
+
+@pytest.mark.parametrize("command", [(), ("ask",), ("chat",), ("demo",), ("eval",), ("ingest",), ("search",),
+                                     ("bench",)])
+def test_help_shows_no_type_after_a_flag(tmp_path: Path, command: tuple[str, ...]) -> None:
+    run = selfcrag(*command, "--help", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "<bool>" not in run.stdout
+    assert re.search(r"^  --help +Show this message and exit\.$", run.stdout, re.MULTILINE)
+
+
+def test_the_command_list_shows_whole_sentences(tmp_path: Path) -> None:
+    run = selfcrag("--help", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    listed = run.stdout.split("Commands:\n", 1)[1]
+    assert "  bench   Benchmark ingestion, search and answering on a folder.\n" in listed
+    assert "..." not in listed
+    entries = re.split(r"\n  (?=\w)", "\n" + listed.strip("\n"))[1:]
+    assert len(entries) == 7 and all(" ".join(entry.split()).endswith((".", ")")) for entry in entries)

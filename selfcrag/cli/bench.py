@@ -22,9 +22,11 @@ def bench(
     seed: Annotated[int, typer.Option(help="Seed of the stand-in questions drawn from the folder.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Benchmark one run on a folder, in a temporary index: ingestion against the embedder alone, search and
-    offline workflow latency, peak memory, index size.
-    """  # noqa: D205
+    """Benchmark ingestion, search and answering on a folder.
+
+    One run in a temporary index: ingestion against the embedder alone, search
+    and offline workflow latency, peak memory, index size.
+    """
     from selfcrag.eval.bench import read_questions, run_bench
 
     target = path or SAMPLE_KB
