@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -28,7 +27,8 @@ __all__ = ["SAMPLE_KB", "DataDir", "app", "err", "fail", "out", "progress_report
 class _CommandList(TyperGroup):
     """The command group, listing each command's first sentence whole (wrapped, never cut with "...")."""
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    # Click's Context and HelpFormatter (Typer ships its own copy of Click: typed loosely on purpose).
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         """Write the Commands section of ``--help``."""
         rows = [(name, command.get_short_help_str(limit=1_000)) for name in self.list_commands(ctx)
                 if (command := self.get_command(ctx, name)) is not None and not command.hidden]
