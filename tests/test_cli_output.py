@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -210,3 +211,27 @@ def test_the_command_list_shows_whole_sentences(tmp_path: Path) -> None:
     assert "..." not in listed
     entries = re.split(r"\n  (?=\w)", "\n" + listed.strip("\n"))[1:]
     assert len(entries) == 7 and all(" ".join(entry.split()).endswith((".", ")")) for entry in entries)
+
+
+def test_the_demo_indexes_where_selfcrag_data_dir_says_and_its_next_command_works(tmp_path: Path) -> None:
+    env = {"SELFCRAG_DATA_DIR": str(tmp_path / "my index")}
+    demo = selfcrag("demo", cwd=tmp_path, env=env)
+    assert demo.returncode == 0, demo.stderr
+    assert f"into {tmp_path / 'my index'}" in demo.stdout and not (tmp_path / ".selfcrag").exists()
+    ask_line = next(line for line in demo.stdout.splitlines() if line.startswith("Ask your own: "))
+    command = shlex.split(ask_line.removeprefix("Ask your own: "))
+    assert command[:2] == ["selfcrag", "ask"]
+    asked = selfcrag(*command[1:], cwd=tmp_path)  # as typed, without the variable
+    assert asked.returncode == 0, asked.stderr
+    assert "90 days" in asked.stdout and "data-retention-policy.md" in asked.stdout
+
+
+def test_the_demo_says_how_to_ask_its_own_index(tmp_path: Path) -> None:
+    demo = selfcrag("demo", cwd=tmp_path, env={"SELFCRAG_DATA_DIR": ""})
+    assert demo.returncode == 0, demo.stderr
+    assert "into .selfcrag/demo" in demo.stdout
+    lines = demo.stdout.splitlines()
+    assert lines[-2:] == ["Ask your own: selfcrag ask 'How long are application logs kept?' --data-dir .selfcrag/demo",
+                          "or talk with it: selfcrag chat --data-dir .selfcrag/demo"]
+    asked = selfcrag(*shlex.split(lines[-2].removeprefix("Ask your own: selfcrag ")), cwd=tmp_path)
+    assert asked.returncode == 0, asked.stderr
