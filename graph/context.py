@@ -32,6 +32,8 @@ from selfcrag.search.retriever import RetrievalConfig
 from selfcrag.settings import Settings
 
 StructuredOutputMethod = Literal["json_schema", "function_calling", "json_mode"]
+VectorPlacement = Literal["disk", "memory"]
+Quantization = Literal["int8", "none"]
 Answerer = Literal["auto", "chat", "offline"]
 
 ENV_PREFIX = "SELFCRAG_"
@@ -92,6 +94,15 @@ class Context:
                            env="QDRANT_URL")
     collection: str = knob("selfcrag", "Prefix of the Qdrant collection names, so several knowledge bases can "
                                        "share one server.", env="SELFCRAG_COLLECTION")
+    qdrant_shards: int = knob(1, "Shards of a new collection on a Qdrant server or cluster.",
+                              env="SELFCRAG_QDRANT_SHARDS")
+    qdrant_replicas: int = knob(1, "Copies of each shard on a Qdrant cluster.", env="SELFCRAG_QDRANT_REPLICAS")
+    qdrant_vectors: VectorPlacement = knob(
+        "disk", "Where original vectors live: disk (memory-mapped; quantized copies stay in RAM) or memory.",
+        env="SELFCRAG_QDRANT_VECTORS", kind=VectorPlacement)
+    qdrant_quantization: Quantization = knob(
+        "int8", "Vector quantization: int8 (scalar, rescored with the originals) or none.",
+        env="SELFCRAG_QDRANT_QUANTIZATION", kind=Quantization)
 
     # Search.
     top_k: int = knob(5, "Contexts retrieved per search.", env="SELFCRAG_TOP_K")
@@ -132,6 +143,12 @@ class Context:
     request_timeout: float = knob(60.0, "Seconds before a chat request times out.", env="SELFCRAG_REQUEST_TIMEOUT")
     max_attempts: int = knob(3, "Attempts per chat request on 429, 5xx, timeouts and dropped connections.",
                              env="SELFCRAG_MAX_ATTEMPTS")
+    question_deadline: float = knob(
+        20.0, "Seconds one question may spend on the chat model, all its steps together; the steps left after "
+              "it answer offline.", env="SELFCRAG_QUESTION_DEADLINE")
+    chat_failure_limit: int = knob(
+        3, "Failed chat requests in one question after which its remaining steps answer offline at once (a "
+           "circuit breaker for a dead or overloaded endpoint).", env="SELFCRAG_CHAT_FAILURE_LIMIT")
     parse_attempts: int = knob(
         2, "Requests per structured step whose replies do not parse before the step falls back to the offline "
            "decision.", env="SELFCRAG_PARSE_ATTEMPTS")
@@ -152,6 +169,10 @@ class Context:
             openai_api_key=_environment("OPENAI_API_KEY"),
             openai_base_url=base_url,
             embedding_base_url=self.embedding_base_url or base_url,
+            qdrant_shards=self.qdrant_shards,
+            qdrant_replicas=self.qdrant_replicas,
+            qdrant_on_disk=self.qdrant_vectors == "disk",
+            qdrant_quantization=self.qdrant_quantization,
         )
 
     def search_config(self, **changes: Any) -> RetrievalConfig:

@@ -86,11 +86,12 @@ class Resources:
                 evaluator = self._evaluators[key] = OfflineEvaluator(retriever)
             return evaluator
 
-    def chat_model(self, context: Context) -> BaseChatModel | None:
+    def chat_model(self, context: Context, timeout: float | None = None) -> BaseChatModel | None:
         """The chat model a run should use, or None for the offline path.
 
         Args:
             context: The run's context (``answerer``, model name, timeout).
+            timeout: Seconds a request may take, when less than the context's ``request_timeout``.
 
         Returns:
             The model, or None when offline.
@@ -107,8 +108,9 @@ class Resources:
             if context.answerer == "chat":
                 raise UserError("answerer=chat needs a chat endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL")
             return None
+        limit = context.request_timeout if timeout is None else min(timeout, context.request_timeout)
         return build_chat_model(context.chat_model, settings.openai_api_key, settings.openai_base_url,
-                                context.request_timeout, context.temperature)
+                                limit, context.temperature)
 
     def release(self, data_dir: Path) -> None:
         """Close the retriever of one data directory, if open (before another process rewrites it).

@@ -82,6 +82,12 @@ class State(InputState):
     closest_sources: list[Citation] = field(default_factory=list)
     """When abstaining: the nearest passages found, for the reader to check."""
     abstained: bool = False
+    chat_deadline: float = 0.0
+    """When this question's chat budget ends (``time.time()``); 0 until its first step sets it."""
+    chat_calls: int = 0
+    """Chat requests made in this question."""
+    chat_failures: int = 0
+    """Chat requests that failed in this question (the circuit breaker counts these)."""
     trace: Annotated[list[TraceStep], operator.add] = field(default_factory=list)
 
 

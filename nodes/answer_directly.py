@@ -30,8 +30,8 @@ def answer_directly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         The answer (no citations).
     """
     history = state.messages[:-1]
-    reply, details = text_step(
-        runtime, "answer_directly",
+    reply, details, spent = text_step(
+        runtime, state, "answer_directly",
         [SystemMessage(pick(DIRECT_SYSTEM, state.question)),
          *(m.model_copy(update={"content": defuse(m.text)}) for m in history[-HISTORY_SHOWN:]),
          HumanMessage(state.question)],
@@ -47,4 +47,5 @@ def answer_directly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "citations": [],
         "messages": [AIMessage(answer)],
         "trace": record(runtime, "answer_directly", state.route, **details),
+        **spent,
     }

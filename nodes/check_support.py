@@ -54,8 +54,8 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     flags: list[bool] = []
     missing = ""
     numbered = "\n".join(f"{i}. {join_cited([s])}" for i, s in enumerate(sentences, 1))
-    judgement, details = structured_step(
-        runtime, "check_support", SupportJudgement,
+    judgement, details, spent = structured_step(
+        runtime, state, "check_support", SupportJudgement,
         [SystemMessage(pick(SUPPORT_SYSTEM, question)),
          HumanMessage(pick(SUPPORT_USER, question).format(
              question=question, passages=quote_knowledge(state.knowledge), sentences=numbered))],
@@ -71,6 +71,7 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         details["sentences"] = [c.how for c in checks]
     verdict = support_verdict(flags)
     update: dict[str, Any] = {
+        **spent,
         "support": verdict,
         "trace": record(runtime, "check_support", verdict, supported=sum(flags), of=len(flags),
                         regenerate=state.regenerate_count, **details),

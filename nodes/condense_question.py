@@ -99,8 +99,8 @@ def condense_question(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     """
     question = state.question
     history = state.messages[:-1]
-    reply, details = structured_step(
-        runtime, "condense_question", StandaloneQuestion,
+    reply, details, spent = structured_step(
+        runtime, state, "condense_question", StandaloneQuestion,
         [SystemMessage(pick(CONDENSE_SYSTEM, question)),
          HumanMessage(pick(CONDENSE_USER, question).format(history=history_text(history), question=question))],
         offline="rules")
@@ -114,4 +114,5 @@ def condense_question(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         "question": standalone,
         "query": standalone,
         "trace": record(runtime, "condense_question", decision, asked=question, question=standalone, **details),
+        **spent,
     }

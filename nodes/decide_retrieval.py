@@ -53,11 +53,11 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     asked = bool(state.messages) and isinstance(state.messages[-1], HumanMessage)
     history = state.messages[:-1] if asked else state.messages
     rule = classify_message(question)
-    decision, details = structured_step(
-        runtime, "decide_retrieval", RetrievalDecision,
+    decision, details, spent = structured_step(
+        runtime, state, "decide_retrieval", RetrievalDecision,
         [SystemMessage(pick(DECIDE_SYSTEM, question)),
          HumanMessage(pick(DECIDE_USER, question).format(history=history_text(history), question=question))],
-        wanted=rule != "empty", offline="rules")
+        wanted=rule != "empty", offline="rules", starts_turn=True)
     route: str = rule
     if decision is not None:
         route = "retrieve" if decision.retrieve else (rule if rule != "retrieve" else "chat")
@@ -72,5 +72,5 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         messages = [HumanMessage(question, id=state.messages[-1].id)]
     else:
         messages = []
-    return {**fresh_turn(), "question": question, "messages": messages, "route": route, "query": question,
+    return {**fresh_turn(), **spent, "question": question, "messages": messages, "route": route, "query": question,
             "trace": Overwrite(record(runtime, "decide_retrieval", route, **details))}

@@ -38,8 +38,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     strict = state.support == "unsupported"
     question = state.question
     system = GENERATE_STRICT_SYSTEM if strict else GENERATE_SYSTEM
-    reply, details = text_step(
-        runtime, "generate",
+    reply, details, spent = text_step(
+        runtime, state, "generate",
         [SystemMessage(pick(system, question)),
          HumanMessage(pick(GENERATE_USER, question).format(passages=quote_knowledge(state.knowledge),
                                                             question=question))],
@@ -57,4 +57,5 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "regenerate_count": state.regenerate_count + (1 if strict else 0),
         "trace": record(runtime, "generate", "regenerated" if strict else "generated", chars=len(draft),
                         regenerate=state.regenerate_count + (1 if strict else 0), **details),
+        **spent,
     }

@@ -56,13 +56,14 @@ def label_score(label: str, upper: float, lower: float) -> float:
     return {"relevant": 1.0, "irrelevant": 0.0}.get(label, (upper + lower) / 2)
 
 
-def _grade_with_chat(runtime: Runtime[Context], question: str,
-                     passages: Sequence[Passage]) -> tuple[dict[str, float], dict[str, Any]]:
+def _grade_with_chat(runtime: Runtime[Context], state: State,
+                     passages: Sequence[Passage]) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
     context = runtime.context
+    question = state.question
     quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"], title=p["title"]), p["text"])
                             for i, p in enumerate(passages, 1))
-    reply, details = structured_step(
-        runtime, "grade_documents", PassageGrades,
+    reply, details, spent = structured_step(
+        runtime, state, "grade_documents", PassageGrades,
         [SystemMessage(pick(GRADE_SYSTEM, question)),
          HumanMessage(pick(GRADE_USER, question).format(question=question, passages=quoted))],
         wanted=bool(passages))
@@ -73,7 +74,7 @@ def _grade_with_chat(runtime: Runtime[Context], question: str,
                                                                     context.lower_threshold)
     if reply is not None and len(scores) < len(passages):
         details["offline_for"] = len(passages) - len(scores)
-    return scores, details
+    return scores, details, spent
 
 
 def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -88,7 +89,7 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context
     ungraded = [p for p in state.contexts if p["id"] not in state.grades]
-    scores, details = _grade_with_chat(runtime, state.question, ungraded)
+    scores, details, spent = _grade_with_chat(runtime, state, ungraded)
     remaining = [p for p in ungraded if p["id"] not in scores]
     if remaining:
         evaluator = current_resources().evaluator(context)
@@ -104,4 +105,5 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "action": action,
         "trace": record(runtime, "grade_documents", action, scores=shown, graded=len(ungraded),
                         requery=state.requery_count, **details),
+        **spent,
     }

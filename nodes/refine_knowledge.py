@@ -36,7 +36,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context
     retriever = current_resources().retriever(context)
-    snapshot = retriever.snapshot
+    index = retriever.index
     evaluator = current_resources().evaluator(context)
     profile = evaluator.profile(state.question)
     passages = sorted((p for p in state.contexts if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
@@ -44,9 +44,9 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     scored: list[tuple[float, int, KnowledgeStrip]] = []
     leans: dict[tuple[str, int], list[KnowledgeStrip]] = {}
     for rank, passage in enumerate(passages):
-        strips = passage_strips(snapshot, passage["doc_id"], passage["first"], passage["last"])
+        strips = passage_strips(index, passage["doc_id"], passage["first"], passage["last"])
         for strip in strips:
-            leans[(strip.doc_id, strip.position)] = companions(snapshot, strip)
+            leans[(strip.doc_id, strip.position)] = companions(index, strip)
         extra = {(c.doc_id, c.position): c for s in strips for c in leans[(s.doc_id, s.position)]}
         everything = [*strips, *(c for k, c in extra.items() if k not in {(s.doc_id, s.position) for s in strips})]
         scores = evaluator.score_strips(profile, everything)
@@ -70,7 +70,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         knowledge.append(KnowledgeItem(
             n=len(knowledge) + 1, doc_id=passage["doc_id"], source=passage["source"], title=passage["title"],
             section=list(strips[0].section), first=strips[0].position, last=strips[-1].position,
-            text=defuse_markers(recompose(snapshot, strips)),
+            text=defuse_markers(recompose(index, strips)),
             score=round(max(score_of[(s.doc_id, s.position)] for s in strips), 4),
             strips=[Strip(position=s.position, kind=s.kind, text=defuse_markers(s.text),
                           score=round(score_of[(s.doc_id, s.position)], 4),

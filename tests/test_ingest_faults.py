@@ -1,19 +1,21 @@
-"""Faults around ingestion: a failing embedding endpoint, a locked index, an unreachable or refusing Qdrant."""
+"""Faults around ingestion: a failing embedding endpoint, a busy index, an unreachable or refusing Qdrant."""
 
 import hashlib
 import json
+import subprocess
+import sys
+import textwrap
 from dataclasses import replace
 
 import numpy as np
 import pytest
 from loopback import JSONHandler, serve
 
-from selfcrag.errors import EmbeddingServiceError, IndexLockedError, UserError
+from selfcrag.errors import EmbeddingServiceError, UserError
 from selfcrag.graph.context import Context
+from selfcrag.index import generations
+from selfcrag.index.engine import open_reader, server_target
 from selfcrag.index.ingest import ingest
-from selfcrag.index.lock import writer_lock
-from selfcrag.index.snapshot import IndexSnapshot
-from selfcrag.index.vectors import VectorStore
 from selfcrag.search.retriever import Retriever
 
 DIM = 64
@@ -56,8 +58,8 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
     settings = replace(Context(data_dir=str(tmp_path / "data")).settings(), embedding_model="flaky-embed",
                        embedding_base_url=flaky_endpoint, openai_api_key="sk-test")
     ingest([kb], settings)
-    before = IndexSnapshot.load(settings.data_dir)
-    assert before is not None
+    with open_reader(settings) as reader:
+        before = [d.doc_id for d in reader.documents()]
     # 150 sentences: three batches of 64; the endpoint dies after the first.
     facts = " ".join(f"Fact number {i} is true." for i in range(150))
     (kb / "big.md").write_text("# Big\n\n" + facts, encoding="utf-8")
@@ -80,33 +82,47 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
     message = str(failure.value)
     assert "\n" not in message and "HTTP 503" in message and "previous index is unchanged" in message
 
-    after = IndexSnapshot.load(settings.data_dir)
-    assert after is not None and list(after.documents) == list(before.documents)
+    with open_reader(settings) as reader:
+        assert [d.doc_id for d in reader.documents()] == before
     with Retriever(settings, Context().search_config()) as retriever:
         assert "old pump" in retriever.search("old pump").contexts[0].text
 
     resumed = ingest([kb], settings)
     assert resumed.added == 1
-    assert 0 < resumed.embedded < 150  # the first batch was kept
-    store = VectorStore(settings.data_dir)
-    try:
-        assert sum(1 for _ in store.all_ids("selfcrag_flaky_embed")) == resumed.sentences
-    finally:
-        store.close()
+    with open_reader(settings) as reader:
+        assert reader.point_count() == resumed.sentences == reader.sentence_count()
+    assert not [p for p in generations.index_root(settings.data_dir).iterdir() if p.name.endswith(".tmp")]
 
 
-def test_a_second_ingest_on_the_same_data_directory_is_refused(tmp_path):
+def test_a_second_ingest_waits_for_the_first_with_a_message_then_runs(tmp_path):
     (tmp_path / "kb").mkdir()
     (tmp_path / "kb" / "a.md").write_text("# A\n\nAlpha.\n", encoding="utf-8")
-    settings = replace(Context(data_dir=str(tmp_path / "data")).settings())
-    with writer_lock(settings.data_dir), pytest.raises(IndexLockedError, match="another ingest is running"):
-        ingest([tmp_path / "kb"], settings)
-    assert IndexSnapshot.load(settings.data_dir) is None
+    data = tmp_path / "data"
+    release = tmp_path / "release"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import pathlib, time
+        from selfcrag.index import generations
+        with generations.writer_lock(pathlib.Path({str(generations.index_root(data))!r})):
+            print("holding", flush=True)
+            while not pathlib.Path({str(release)!r}).exists():
+                time.sleep(0.05)
+    """)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    second = subprocess.Popen([sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert second.stderr is not None
+    waiting = second.stderr.readline()
+    assert "another ingest" in waiting and "waiting" in waiting
+    release.touch()
+    holder.wait(timeout=60)
+    out, _ = second.communicate(timeout=300)
+    assert second.returncode == 0 and "1 documents" in out
 
 
 def test_unreachable_qdrant_server_is_one_clear_line(tmp_path):
+    settings = replace(Context(data_dir=str(tmp_path)).settings(), qdrant_url="http://127.0.0.1:9")
     with pytest.raises(UserError, match=r"cannot reach Qdrant at http://127\.0\.0\.1:9") as failure:
-        VectorStore(tmp_path, url="http://127.0.0.1:9", api_key=None)
+        server_target(settings)
     assert "\n" not in str(failure.value)
 
 
@@ -117,6 +133,7 @@ class RefusingQdrant(JSONHandler):
 
 def test_wrong_qdrant_api_key_is_one_clear_line_without_the_key(tmp_path):
     with serve(RefusingQdrant) as url, pytest.raises(UserError, match="cannot reach Qdrant") as failure:
-        VectorStore(tmp_path, url=url, api_key="qd-secret-key-123")
+        server_target(replace(Context(data_dir=str(tmp_path)).settings(), qdrant_url=url,
+                              qdrant_api_key="qd-secret-key-123"))
     message = str(failure.value)
     assert "\n" not in message and "403" in message and "qd-secret-key-123" not in message

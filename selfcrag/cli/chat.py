@@ -270,7 +270,7 @@ class ChatSession:
             self.error(str(error))
             return
         answers = f"answers by {self.context.chat_model}" if model is not None else "offline answers"
-        self.console.print(Text(f"{len(retriever.snapshot.documents)} documents in {self.settings.data_dir} · "
+        self.console.print(Text(f"{retriever.index.document_count()} documents in {self.settings.data_dir} · "
                                 f"{answers}", style="dim"), soft_wrap=not self.console.is_terminal)
 
     def status(self, message: str) -> Any:

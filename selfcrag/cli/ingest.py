@@ -21,12 +21,16 @@ def ingest(
 
     with user_errors(), progress_reporter() as progress:
         settings = context_for(data_dir).settings()
-        summary = run_ingest(paths, settings, prune=prune, progress=progress)
+        summary = run_ingest(paths, settings, prune=prune, progress=progress,
+                             on_wait=lambda message: err.print(message, markup=False, soft_wrap=True))
+    for note in summary.notes:
+        err.print(note, markup=False, soft_wrap=True)
     rate = f", {summary.embedded / summary.embed_seconds:.0f} sentences/s embedded" if summary.embedded else ""
     out.print(
         f"{summary.documents} documents, {summary.sentences} sentences in {settings.data_dir} "
         f"({summary.added} added, {summary.updated} updated, {summary.unchanged} unchanged, "
-        f"{summary.removed} removed; {summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
+        f"{summary.removed} removed{f', {summary.repaired} repaired' if summary.repaired else ''}; "
+        f"{summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
         markup=False,
     )
     for skipped in summary.skipped:

@@ -231,8 +231,9 @@ def answer_notes(answer: Answer) -> list[str]:
         The lines to show.
     """
     fell_back = [step for step in answer.trace if "fallback" in step]
-    reasons = {str(step["fallback"]) for step in fell_back}
-    if len(fell_back) < 2 or len(reasons) > 1 or len(answer.notes) != len(fell_back):
+    # Steps skipped because the question's budget was spent fell back for the same fault as those before.
+    reasons = {str(step["fallback"]) for step in fell_back if not step.get("budget_spent")}
+    if len(fell_back) < 2 or len(reasons) != 1 or len(answer.notes) != len(fell_back):
         return answer.notes
     steps = [step["step"] for step in fell_back]
     return [f"the chat model failed ({reasons.pop()}): {', '.join(steps[:-1])} and {steps[-1]} used their offline "

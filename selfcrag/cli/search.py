@@ -42,6 +42,6 @@ def search(
         where = " > ".join(context.section) or context.title
         ranks = f"dense #{context.dense_rank or '-'}, bm25 #{context.bm25_rank or '-'}, fused {context.score:.4f}"
         span = f"sentences {context.first + 1}-{context.last + 1}"
-        out.print(f"[bold][{rank}][/bold] {context.source} | {where} | {span} | {ranks}", markup=False)
+        out.print(f"[{rank}] {context.source} | {where} | {span} | {ranks}", markup=False)
         out.print(context.text.strip(), markup=False)
         out.print()

@@ -1,6 +1,6 @@
 """``selfcrag bench``: what one run of ingestion, search and the offline workflow costs on a folder.
 
-Everything happens in a temporary data directory in Qdrant local mode, so the
+Everything happens in a temporary data directory with the embedded engine, so the
 benchmark touches neither the user's index nor a configured Qdrant server:
 
 1. the embedding model and jieba's dictionary are loaded first, so neither
@@ -37,8 +37,9 @@ from selfcrag.eval.metrics import percentile
 from selfcrag.eval.report import machine
 from selfcrag.graph.context import Context
 from selfcrag.index.embed import load_embedder
+from selfcrag.index.engine import open_reader
 from selfcrag.index.ingest import ingest
-from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.points import StoredSentence
 from selfcrag.index.tokenize import tokenize
 
 ProgressCallback = Callable[[str, int, int], None]
@@ -76,20 +77,20 @@ def read_questions(path: Path) -> list[str]:
     return questions
 
 
-def stand_in_questions(snapshot: IndexSnapshot, count: int, seed: int) -> list[str]:
+def stand_in_questions(sentences: Sequence[StoredSentence], count: int, seed: int) -> list[str]:
     """Draw sentences of the index to search for when no questions are given.
 
     Args:
-        snapshot: The committed index.
+        sentences: The index's sentences.
         count: How many.
         seed: Seed of the draw.
 
     Returns:
         Up to ``count`` sentence beginnings (text sentences of some length, not headings).
     """
-    rows = [row for row, s in enumerate(snapshot.sentences) if s.kind == "text" and s.end - s.start >= 20]
+    rows = [row for row, s in enumerate(sentences) if s.kind == "text" and s.end - s.start >= 20]
     chosen = sorted(random.Random(seed).sample(rows, min(count, len(rows))))
-    return [snapshot.sentence_text(row)[:QUESTION_CHARS] for row in chosen]
+    return [sentences[row].text[:QUESTION_CHARS] for row in chosen]
 
 
 def directory_bytes(path: Path) -> int:
@@ -150,14 +151,14 @@ def run_bench(path: Path, context: Context, *, questions: Sequence[str] | None =
         summary = ingest([path], bench_context.settings(), progress=progress)
         if not summary.embedded:
             raise UserError(f"nothing to ingest in {path}: it holds no readable .md, .txt or .pdf file")
-        snapshot = IndexSnapshot.load(data_dir)
-        assert snapshot is not None  # an ingest that embedded sentences committed a snapshot
-        texts = [s.searchable(snapshot.documents[s.doc_id].record.text[s.start : s.end]) for s in snapshot.sentences]
+        with open_reader(bench_context.settings()) as index:
+            sentences = list(index.iter_sentences())
+        texts = [s.searchable() for s in sentences]
         began = time.perf_counter()
         embed_in_batches(embedder, texts, progress, phase="embedder alone")
         raw_seconds = time.perf_counter() - began
 
-        asked = list(questions)[:count] if questions else stand_in_questions(snapshot, count, seed)
+        asked = list(questions)[:count] if questions else stand_in_questions(sentences, count, seed)
         with Session(bench_context) as session:
             retriever = session.resources.retriever(bench_context)
             retriever.search(asked[0] if asked else "warm up")

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from selfcrag.index.embed import Embedder, model_slug
-from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.points import join_sentences
+from selfcrag.index.reader import IndexReader
 from selfcrag.search.contexts import RetrievedContext
 
 CHUNK_OVERLAP = 0.10
@@ -91,12 +92,12 @@ class ChunkIndex:
         self.embedder = embedder
 
     @classmethod
-    def build(cls, snapshot: IndexSnapshot, embedder: Embedder, cache_dir: Path, size: int,
+    def build(cls, index: IndexReader, embedder: Embedder, cache_dir: Path, size: int,
               progress: Callable[[str, int, int], None] | None = None) -> ChunkIndex:
         """Chunk every indexed document and embed the chunks (or load them from the cache).
 
         Args:
-            snapshot: The committed index whose documents are chunked.
+            index: The open index whose documents are chunked (texts rebuilt from its sentences).
             embedder: The index's embedder.
             cache_dir: Folder for the cached vectors.
             size: Characters per chunk.
@@ -105,11 +106,15 @@ class ChunkIndex:
         Returns:
             The chunk index.
         """
-        chunks = [
-            Chunk(doc_id, doc.record.source, doc.record.title, number, start, end, doc.record.text[start:end])
-            for doc_id, doc in snapshot.documents.items()
-            for number, (start, end) in enumerate(fixed_spans(len(doc.record.text), size))
-        ]
+        chunks: list[Chunk] = []
+        for entry in index.documents():
+            sentences = list(index.iter_sentences(entry.doc_id))
+            if not sentences:
+                continue
+            text, base = join_sentences(sentences), sentences[0].start
+            chunks.extend(Chunk(entry.doc_id, entry.source, entry.title, number, base + start, base + end,
+                                text[start:end])
+                          for number, (start, end) in enumerate(fixed_spans(len(text), size)))
         digest = hashlib.sha256(embedder.name.encode())
         for chunk in chunks:
             digest.update(chunk.text.encode("utf-8"))

@@ -150,7 +150,7 @@ class _Searcher:
 def _searcher(spec: str, retriever: Retriever, progress: ProgressCallback | None) -> _Searcher:
     size = chunk_size_of(spec)
     if size is not None:
-        chunks = ChunkIndex.build(retriever.snapshot, retriever.embedder,
+        chunks = ChunkIndex.build(retriever.index, retriever.embedder,
                                   retriever.settings.data_dir / "baselines", size, progress)
         return _Searcher(lambda q: chunks.search(q, 5),
                          {"mode": "dense", "chunk_chars": size, "chunk_overlap": CHUNK_OVERLAP,

@@ -34,7 +34,7 @@ from selfcrag.heuristics.signals import (
     term_statistics,
 )
 from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, strip_vectors
-from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.reader import IndexReader
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.retriever import Retriever
 from selfcrag.spans import Passage
@@ -125,16 +125,16 @@ class OfflineEvaluator:
     def __init__(self, retriever: Retriever) -> None:
         self.retriever = retriever
         self._lock = threading.Lock()
-        self._background: tuple[IndexSnapshot, np.ndarray] | None = None
-        self._profiles: dict[tuple[int, str], QuestionProfile] = {}
+        self._background: tuple[str, np.ndarray] | None = None
+        self._profiles: dict[tuple[str, str], QuestionProfile] = {}
 
     @property
-    def snapshot(self) -> IndexSnapshot:
-        """The retriever's current snapshot."""
-        return self.retriever.snapshot
+    def index(self) -> IndexReader:
+        """The retriever's open index."""
+        return self.retriever.index
 
     def profile(self, question: str) -> QuestionProfile:
-        """Prepare a question once per snapshot (later calls are free).
+        """Prepare a question once per index generation (later calls are free).
 
         Args:
             question: The question.
@@ -142,14 +142,14 @@ class OfflineEvaluator:
         Returns:
             Its profile.
         """
-        snapshot = self.snapshot
-        key = (id(snapshot), question)
+        index = self.index
+        key = (index.generation, question)
         with self._lock:
             if key not in self._profiles:
                 if len(self._profiles) > 256:
                     self._profiles.clear()
                 self._profiles[key] = profile_question(question, self.retriever.embedder,
-                                                       term_statistics(snapshot.bm25), self._background_vectors())
+                                                       term_statistics(index), self._background_vectors())
             return self._profiles[key]
 
     def forget_questions(self) -> None:
@@ -158,13 +158,18 @@ class OfflineEvaluator:
             self._profiles.clear()
 
     def _background_vectors(self) -> np.ndarray:
-        snapshot = self.snapshot
-        if self._background is None or self._background[0] is not snapshot:
-            size = len(snapshot.sentences)
+        index = self.index
+        if self._background is None or self._background[0] != index.generation:
+            # Sentences evenly spread over the index, in ingestion order, located by (document, position).
+            documents = index.documents()
+            counts = np.array([d.sentence_count for d in documents], dtype=np.int64)
+            size = int(counts.sum())
             sample = np.linspace(0, size - 1, min(size, BACKGROUND_SAMPLE)).astype(int)
-            rows: list[int] = np.unique(sample).tolist() if size else []
-            strips = [KnowledgeStrip("", 0, r, "", (), 0, 0, snapshot.sentence_text(r)) for r in rows]
-            self._background = (snapshot, strip_vectors(self.retriever, strips))
+            rows = np.unique(sample) if size else np.zeros(0, dtype=np.int64)
+            ends = np.cumsum(counts)
+            owners = np.searchsorted(ends, rows, side="right")
+            keys = [(documents[o].doc_id, int(r - (ends[o] - counts[o]))) for o, r in zip(owners, rows, strict=True)]
+            self._background = (index.generation, self.retriever.sentence_vectors(keys))
         return self._background[1]
 
     def score_strips(self, profile: QuestionProfile, strips: Sequence[KnowledgeStrip]) -> list[float]:
@@ -172,7 +177,7 @@ class OfflineEvaluator:
 
         Args:
             profile: The question.
-            strips: Strips of the retriever's snapshot.
+            strips: Strips of the retriever's index.
 
         Returns:
             One score per strip.
@@ -180,8 +185,9 @@ class OfflineEvaluator:
         cosines = strip_vectors(self.retriever, strips) @ profile.vector
         scores = []
         for strip, cosine in zip(strips, cosines, strict=True):
-            title = self.snapshot.documents[strip.doc_id].record.title
-            setting = " ".join([title, *strip.section, *(c.text for c in companions(self.snapshot, strip))])
+            entry = self.index.document(strip.doc_id)
+            title = entry.title if entry is not None else ""
+            setting = " ".join([title, *strip.section, *(c.text for c in companions(self.index, strip))])
             scores.append(score_strip(strip_signals(profile, strip.text, setting, float(cosine)), strip.kind))
         return scores
 
@@ -195,7 +201,7 @@ class OfflineEvaluator:
         Returns:
             A score in [0, 1]; 0 for a passage whose document is no longer indexed.
         """
-        strips = passage_strips(self.snapshot, passage["doc_id"], passage["first"], passage["last"])
+        strips = passage_strips(self.index, passage["doc_id"], passage["first"], passage["last"])
         if not strips:
             return 0.0
         best = max(self.score_strips(profile, strips))

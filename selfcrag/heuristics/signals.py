@@ -6,16 +6,15 @@ which embeds the question.
 
 from __future__ import annotations
 
-import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 import jieba
 import numpy as np
 
-from selfcrag.index.bm25 import SentenceBM25
 from selfcrag.index.embed import Embedder
+from selfcrag.index.reader import IndexReader
 from selfcrag.index.tokenize import EN_STOPWORDS, ZH_STOPWORDS, detect_language, tokenize
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -112,34 +111,38 @@ def answer_type_match(text: str, kind: str | None) -> float | None:
     return 0.5 if _ANY_NUMBER.search(text) else 0.0
 
 
-@dataclass(frozen=True)
 class TermStatistics:
-    """Inverse document frequencies of the index's BM25 vocabulary (Lucene's formula)."""
-
-    vocabulary: dict[str, int]
-    idf: np.ndarray
-    unseen_idf: float
-
-    def weight(self, term: str) -> float:
-        """Return a term's IDF; a term absent from the index counts as the rarest indexed term."""
-        column = self.vocabulary.get(term)
-        return self.unseen_idf if column is None else float(self.idf[column])
-
-
-@lru_cache(maxsize=4)
-def term_statistics(bm25: SentenceBM25) -> TermStatistics:
-    """Derive IDFs from a BM25 index (cached per index object).
+    """Inverse document frequencies of index terms (Lucene's formula), looked up once per term.
 
     Args:
-        bm25: The snapshot's BM25 index.
+        lookup: Gives the IDF of terms (an index's :meth:`~selfcrag.index.reader.IndexReader.idf`:
+            the manifest's sentence counts per term; a term absent from the index counts as the
+            rarest indexed term).
+    """
+
+    def __init__(self, lookup: Callable[[Iterable[str]], dict[str, float]]) -> None:
+        self._lookup = lookup
+        self._known: dict[str, float] = {}
+
+    def weight(self, term: str) -> float:
+        """Return a term's IDF."""
+        if term not in self._known:
+            if len(self._known) > 50_000:
+                self._known.clear()
+            self._known.update(self._lookup([term]))
+        return self._known[term]
+
+
+def term_statistics(index: IndexReader) -> TermStatistics:
+    """The term statistics of an open index.
+
+    Args:
+        index: The open index.
 
     Returns:
         The statistics.
     """
-    size = max(bm25.size, 1)
-    frequencies = np.diff(bm25.weights.indptr) if bm25.weights.shape[1] else np.zeros(0)
-    idf = np.log1p((size - frequencies + 0.5) / (frequencies + 0.5))
-    return TermStatistics(bm25.vocabulary, idf, math.log1p((size - 0.5) / 1.5))
+    return TermStatistics(index.idf)
 
 
 def question_words(text: str) -> list[tuple[str, ...]]:

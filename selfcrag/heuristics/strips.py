@@ -1,6 +1,6 @@
 """Knowledge strips: the sentences of a passage, the unit that is scored, kept and quoted.
 
-A strip is one sentence of the index's sentence table. Some sentences do not
+A strip is one sentence of the index, fetched by its computed point id. Some sentences do not
 stand alone, and are kept together with the sentences they lean on: a list
 item with its lead-in ("The following are not returnable:"), a lead-in with
 its items (the steps after "as follows:"), and a clause cut at a semicolon
@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.points import StoredSentence, join_sentences
+from selfcrag.index.reader import SentenceSource
 from selfcrag.search.retriever import Retriever
 
 _LEAD_IN_ENDS = (":", "：")
@@ -40,7 +41,6 @@ class KnowledgeStrip:
     Attributes:
         doc_id: Its document.
         position: Its position in the document, from 0.
-        row: Its row in the snapshot's sentence table.
         kind: ``text``, ``heading``, ``list``, ``clause``, ``code`` or ``table``.
         section: Its heading path.
         start: Character offset in the document text.
@@ -50,7 +50,6 @@ class KnowledgeStrip:
 
     doc_id: str
     position: int
-    row: int
     kind: str
     section: tuple[str, ...]
     start: int
@@ -58,31 +57,33 @@ class KnowledgeStrip:
     text: str
 
 
-def strip_at(snapshot: IndexSnapshot, doc_id: str, position: int) -> KnowledgeStrip | None:
+def _strip(sentence: StoredSentence) -> KnowledgeStrip:
+    return KnowledgeStrip(sentence.doc_id, sentence.position, sentence.kind, sentence.section, sentence.start,
+                          sentence.end, sentence.text)
+
+
+def strip_at(index: SentenceSource, doc_id: str, position: int) -> KnowledgeStrip | None:
     """Return the strip at a position of a document, or None when there is none.
 
     Args:
-        snapshot: The committed index.
+        index: The open index.
         doc_id: Document id.
         position: Sentence position.
 
     Returns:
-        The strip, or None (no such document in this snapshot, or position out of range).
+        The strip, or None (no such document in the index, or position out of range).
     """
-    document = snapshot.documents.get(doc_id)
-    if document is None or not 0 <= position < document.record.sentence_count:
+    if position < 0:
         return None
-    row = snapshot.first_row[doc_id] + position
-    sentence = snapshot.sentences[row]
-    return KnowledgeStrip(doc_id, position, row, sentence.kind, sentence.section, sentence.start, sentence.end,
-                          snapshot.sentence_text(row))
+    sentence = index.sentences([(doc_id, position)]).get((doc_id, position))
+    return _strip(sentence) if sentence is not None else None
 
 
-def passage_strips(snapshot: IndexSnapshot, doc_id: str, first: int, last: int) -> list[KnowledgeStrip]:
-    """Decompose a passage into its strips.
+def passage_strips(index: SentenceSource, doc_id: str, first: int, last: int) -> list[KnowledgeStrip]:
+    """Decompose a passage into its strips (one request for all its sentences).
 
     Args:
-        snapshot: The committed index.
+        index: The open index.
         doc_id: The passage's document.
         first: Its first sentence position.
         last: Its last sentence position (inclusive).
@@ -90,15 +91,15 @@ def passage_strips(snapshot: IndexSnapshot, doc_id: str, first: int, last: int) 
     Returns:
         The strips in document order.
     """
-    strips = (strip_at(snapshot, doc_id, p) for p in range(first, last + 1))
-    return [s for s in strips if s is not None]
+    found = index.sentences((doc_id, p) for p in range(max(first, 0), last + 1))
+    return [_strip(found[key]) for key in sorted(found, key=lambda k: k[1])]
 
 
-def companions(snapshot: IndexSnapshot, strip: KnowledgeStrip) -> list[KnowledgeStrip]:
+def companions(index: SentenceSource, strip: KnowledgeStrip) -> list[KnowledgeStrip]:
     """Return the sentences a strip needs to be understood: its lead-in, its continuation.
 
     Args:
-        snapshot: The committed index.
+        index: The open index.
         strip: A strip.
 
     Returns:
@@ -108,7 +109,7 @@ def companions(snapshot: IndexSnapshot, strip: KnowledgeStrip) -> list[Knowledge
     if strip.text.rstrip().endswith(_LEAD_IN_ENDS):
         style = None
         for position in range(strip.position + 1, strip.position + 1 + MAX_ITEMS):
-            item = strip_at(snapshot, strip.doc_id, position)
+            item = strip_at(index, strip.doc_id, position)
             if item is None or item.section != strip.section or item.kind not in _ITEM_KINDS:
                 break
             style = style or _marker(item.text)
@@ -118,24 +119,24 @@ def companions(snapshot: IndexSnapshot, strip: KnowledgeStrip) -> list[Knowledge
         return found
     if strip.kind in _ITEM_KINDS:
         position = strip.position - 1
-        while (before := strip_at(snapshot, strip.doc_id, position)) is not None and before.section == strip.section:
+        while (before := strip_at(index, strip.doc_id, position)) is not None and before.section == strip.section:
             if before.kind not in _ITEM_KINDS:
                 if before.text.rstrip().endswith(_LEAD_IN_ENDS):
                     found.append(before)
                 break
             position -= 1
     if strip.text.rstrip().endswith(_CLAUSE_ENDS) and strip.kind not in _ITEM_KINDS:
-        after = strip_at(snapshot, strip.doc_id, strip.position + 1)
+        after = strip_at(index, strip.doc_id, strip.position + 1)
         if after is not None and after.section == strip.section and after.kind == "text":
             found.append(after)
     return found
 
 
-def recompose(snapshot: IndexSnapshot, strips: Sequence[KnowledgeStrip]) -> str:
+def recompose(index: SentenceSource, strips: Sequence[KnowledgeStrip]) -> str:
     """Join strips of one document in document order: runs as written, gaps marked with an ellipsis.
 
     Args:
-        snapshot: The committed index.
+        index: The open index (for the text between consecutive sentences).
         strips: Strips of one document.
 
     Returns:
@@ -144,26 +145,28 @@ def recompose(snapshot: IndexSnapshot, strips: Sequence[KnowledgeStrip]) -> str:
     ordered = sorted({s.position: s for s in strips}.values(), key=lambda s: s.position)
     if not ordered:
         return ""
-    text = snapshot.documents[ordered[0].doc_id].record.text
-    runs: list[str] = []
-    run_start = previous = ordered[0]
-    for strip in ordered[1:]:
-        if strip.position != previous.position + 1:
-            runs.append(text[run_start.start : previous.end])
-            run_start = strip
-        previous = strip
-    runs.append(text[run_start.start : previous.end])
-    return " … ".join(run.strip() for run in runs)
+    doc_id = ordered[0].doc_id
+    stored = index.sentences((doc_id, s.position) for s in ordered)
+    runs: list[list[StoredSentence]] = []
+    for strip in ordered:
+        sentence = stored.get((doc_id, strip.position))
+        if sentence is None:
+            continue
+        if runs and runs[-1][-1].position == strip.position - 1:
+            runs[-1].append(sentence)
+        else:
+            runs.append([sentence])
+    return " … ".join(join_sentences(run).strip() for run in runs)
 
 
 def strip_vectors(retriever: Retriever, strips: Sequence[KnowledgeStrip]) -> np.ndarray:
     """Fetch the stored vectors of strips (see :meth:`retrieval.Retriever.sentence_vectors`).
 
     Args:
-        retriever: The open retriever (its snapshot and vector store).
-        strips: Strips of its snapshot.
+        retriever: The open retriever.
+        strips: Strips of its index.
 
     Returns:
         One row per strip; a strip whose vector is missing is embedded afresh, as ingestion would have.
     """
-    return retriever.sentence_vectors([s.row for s in strips])
+    return retriever.sentence_vectors([(s.doc_id, s.position) for s in strips])

@@ -88,7 +88,7 @@ def _align(text: str, cited: Sequence[KnowledgeItem], source_text: str, retrieve
     if overlap >= TERM_OVERLAP:
         return SentenceSupport(True, "aligned", overlap)
     strips = [s for k in cited for st in k["strips"]
-              if (s := strip_at(retriever.snapshot, k["doc_id"], st["position"])) is not None]
+              if (s := strip_at(retriever.index, k["doc_id"], st["position"])) is not None]
     if not strips:
         return SentenceSupport(False, "weak", overlap)
     cosine = float(np.max(strip_vectors(retriever, strips) @ retriever.embedder.embed_passages([text])[0]))

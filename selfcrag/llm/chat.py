@@ -8,7 +8,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=32)
 def build_chat_model(model: str, api_key: str | None, base_url: str | None, timeout: float,
                      temperature: float) -> ChatOpenAI:
     """Build (once per configuration) the chat model.

@@ -7,3 +7,7 @@ class UnusableReplyError(Exception):
 
 class UnparsableReplyError(UnusableReplyError):
     """The chat model's replies did not parse into the expected structure."""
+
+
+class BudgetSpentError(Exception):
+    """The question's chat budget is spent (its deadline passed, or the endpoint failed too often): answer offline."""

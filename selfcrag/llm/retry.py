@@ -20,7 +20,8 @@ import openai
 from langchain_core.runnables import Runnable, RunnableConfig
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from selfcrag.llm.errors import UnusableReplyError
+from selfcrag.llm.budget import CallBudget
+from selfcrag.llm.errors import BudgetSpentError, UnusableReplyError
 from selfcrag.llm.secrets import redact
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ def describe_failure(error: BaseException) -> str:
     Returns:
         E.g. ``HTTP 503: upstream overloaded`` or ``APITimeoutError: Request timed out.``
     """
-    if isinstance(error, UnusableReplyError):
+    if isinstance(error, UnusableReplyError | BudgetSpentError):
         text = str(error)
     elif isinstance(error, openai.APIStatusError):
         body = error.body
@@ -126,7 +127,7 @@ def _wait(state: RetryCallState) -> float:
 
 
 def invoke_with_retries(runnable: Runnable[Any, Any], value: Any, config: RunnableConfig, attempts: int,
-                        on_retry: OnRetry | None = None) -> Any:
+                        on_retry: OnRetry | None = None, budget: CallBudget | None = None) -> Any:
     """Invoke a runnable, retrying transient faults with backoff (tenacity) or as ``Retry-After`` asks.
 
     Plain tenacity rather than ``Runnable.with_retry``: the latter cannot set
@@ -138,11 +139,39 @@ def invoke_with_retries(runnable: Runnable[Any, Any], value: Any, config: Runnab
         config: Its run configuration (tags, run name).
         attempts: Tries in all, the first included.
         on_retry: Told why each failed attempt that is retried failed.
+        budget: The question's budget: every attempt counts against it, and no
+            retry is made (nor waited for) that it cannot afford.
 
     Returns:
         The runnable's output.
+
+    Raises:
+        BudgetSpentError: The budget was spent before an attempt could start.
     """
     name = config.get("run_name", "chat")
+
+    def attempt() -> Any:
+        if budget is None:
+            return runnable.invoke(value, config)
+        budget.start_call()
+        try:
+            return runnable.invoke(value, config)
+        except Exception as error:
+            if is_transient(error) or isinstance(error, openai.APIStatusError):
+                budget.failed()
+            raise
+
+    def should_retry(error: BaseException) -> bool:
+        if not _should_retry(error):
+            return False
+        if budget is None:
+            return True
+        hinted = retry_after(error)
+        return budget.allows_wait(hinted if hinted is not None else 0.0)
+
+    def wait(state: RetryCallState) -> float:
+        seconds = _wait(state)
+        return min(seconds, budget.remaining()) if budget is not None else seconds
 
     def before_sleep(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome is not None else None
@@ -152,6 +181,6 @@ def invoke_with_retries(runnable: Runnable[Any, Any], value: Any, config: Runnab
         if on_retry is not None:
             on_retry(reason)
 
-    retrying = Retrying(retry=retry_if_exception(_should_retry), stop=stop_after_attempt(max(attempts, 1)),
-                        wait=_wait, before_sleep=before_sleep, reraise=True)
-    return retrying(runnable.invoke, value, config)
+    retrying = Retrying(retry=retry_if_exception(should_retry), stop=stop_after_attempt(max(attempts, 1)),
+                        wait=wait, before_sleep=before_sleep, reraise=True)
+    return retrying(attempt)

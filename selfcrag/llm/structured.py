@@ -22,7 +22,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.utils.function_calling import convert_to_openai_function
 from pydantic import BaseModel, ValidationError
 
-from selfcrag.llm.errors import UnparsableReplyError, UnusableReplyError
+from selfcrag.llm.budget import CallBudget
+from selfcrag.llm.errors import BudgetSpentError, UnparsableReplyError, UnusableReplyError
 from selfcrag.llm.retry import OnRetry, invoke_with_retries
 from selfcrag.llm.think import strip_think
 
@@ -32,7 +33,8 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 # What a chat step can fail with after its retries: the node then uses its offline decision.
-CHAT_FAILURES: tuple[type[BaseException], ...] = (UnusableReplyError, openai.OpenAIError, httpx.HTTPError)
+CHAT_FAILURES: tuple[type[BaseException], ...] = (UnusableReplyError, BudgetSpentError, openai.OpenAIError,
+                                                  httpx.HTTPError)
 
 
 def parse_reply(message: BaseMessage | str, schema: type[Reply]) -> Reply | None:
@@ -107,7 +109,7 @@ def request_schema(schema: type[BaseModel], method: str) -> type[BaseModel] | di
 
 def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Sequence[BaseMessage], *,
                       method: str, attempts: int, parse_attempts: int, name: str,
-                      on_retry: OnRetry | None = None) -> Reply:
+                      on_retry: OnRetry | None = None, budget: CallBudget | None = None) -> Reply:
     """Ask the chat model for a structured reply, retrying faults and unparsable replies.
 
     The call is tagged ``nostream``, so a grader's JSON never reaches the
@@ -122,6 +124,7 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
         parse_attempts: Requests made while replies do not parse.
         name: Run name, shown in traces (e.g. LangSmith).
         on_retry: Told why each failed attempt (a fault or an unparsable reply) failed, before the next.
+        budget: The question's chat budget, shared by its steps.
 
     Returns:
         The parsed reply.
@@ -137,7 +140,7 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
         if attempt and on_retry is not None:
             on_retry(f"the reply did not parse as {schema.__name__}")
         result = invoke_with_retries(structured, list(messages), {"tags": ["nostream"], "run_name": name}, attempts,
-                                     on_retry)
+                                     on_retry, budget)
         parsed = result.get("parsed")
         if isinstance(parsed, schema):
             return parsed

@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
 from selfcrag.index.tokenize import letter_counts
+from selfcrag.llm.budget import CallBudget
 from selfcrag.llm.errors import UnusableReplyError
 from selfcrag.llm.retry import OnRetry, invoke_with_retries
 from selfcrag.llm.think import strip_think
@@ -81,7 +82,8 @@ def unusable(message: BaseMessage, text: str, language: str | None) -> str | Non
 
 
 def invoke_text(model: BaseChatModel, messages: Sequence[BaseMessage], *, name: str, attempts: int,
-                reply_attempts: int, language: str | None = None, on_retry: OnRetry | None = None) -> str:
+                reply_attempts: int, language: str | None = None, on_retry: OnRetry | None = None,
+                budget: CallBudget | None = None) -> str:
     """Ask the chat model for a text reply, retrying faults and unusable replies.
 
     Args:
@@ -93,6 +95,7 @@ def invoke_text(model: BaseChatModel, messages: Sequence[BaseMessage], *, name: 
         language: The language the reply must be in, or None for any.
         on_retry: Told why each failed attempt failed, before the next one; a streaming
             caller uses it to withdraw the tokens already shown.
+        budget: The question's chat budget, shared by its steps.
 
     Returns:
         The reply's text, without ``<think>`` blocks.
@@ -105,7 +108,7 @@ def invoke_text(model: BaseChatModel, messages: Sequence[BaseMessage], *, name: 
     for attempt in range(max(reply_attempts, 1)):
         if attempt and on_retry is not None:
             on_retry(reason)
-        reply = invoke_with_retries(model, list(messages), {"run_name": name}, attempts, on_retry)
+        reply = invoke_with_retries(model, list(messages), {"run_name": name}, attempts, on_retry, budget)
         text = strip_think(reply.text)
         problem = unusable(reply, text, language)
         if problem is None:

@@ -10,7 +10,8 @@ class SentenceHit:
     """One retrieved sentence and how each retriever ranked it.
 
     Attributes:
-        row: Row of the sentence in the snapshot's sentence table.
+        doc_id: The sentence's document.
+        position: Its position in the document, from 0.
         score: Fused score.
         dense_rank: Rank in the dense list, from 1; None when not in it.
         bm25_rank: Rank in the BM25 list, from 1; None when not in it.
@@ -18,7 +19,8 @@ class SentenceHit:
         bm25_score: BM25 score, when in the BM25 list.
     """
 
-    row: int
+    doc_id: str
+    position: int
     score: float
     dense_rank: int | None = None
     bm25_rank: int | None = None

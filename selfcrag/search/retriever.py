@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from selfcrag.errors import NoIndexError, UserError
+from selfcrag.errors import UserError
 from selfcrag.index.embed import Embedder, load_embedder
-from selfcrag.index.ingest import collection_name
-from selfcrag.index.snapshot import SNAPSHOT_FILE, IndexSnapshot
+from selfcrag.index.engine import open_reader
+from selfcrag.index.reader import IndexReader
+from selfcrag.index.sparse import query_vector
+from selfcrag.index.store import SearchLists
 from selfcrag.index.tokenize import tokenize
-from selfcrag.index.vectors import VectorStore
 from selfcrag.search.contexts import RetrievedContext, SentenceHit
 from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
@@ -79,8 +79,11 @@ class SearchResult:
 class Retriever:
     """Searches the committed index of a data directory.
 
-    Opening it loads the snapshot and the embedder and, in Qdrant local mode,
-    takes the folder's lock until :meth:`close`.
+    Opening it opens the index's current generation (Qdrant Edge in the data
+    folder, or the server collection) and the embedder it was built with.
+    Before each search it checks whether an ingest published a newer
+    generation, and moves to it: an open chat sees new documents on its next
+    question. Any number of processes can hold one open.
 
     Args:
         settings: Data directory and services.
@@ -90,35 +93,19 @@ class Retriever:
     def __init__(self, settings: Settings, config: RetrievalConfig) -> None:
         self.settings = settings
         self.config = config
-        self.snapshot = self._load_snapshot()
-        self.embedder: Embedder = load_embedder(self.snapshot.embedder, settings.openai_api_key,
-                                                settings.embedding_base_url)
-        if collection_name(settings, self.embedder) != self.snapshot.collection:
-            raise UserError(
-                f"the index in {settings.data_dir} was built with embedding model {self.snapshot.embedder!r}"
-            )
-        self.store = VectorStore(settings.data_dir, settings.qdrant_url, settings.qdrant_api_key)
-
-    def _snapshot_path(self) -> Path:
-        return self.settings.data_dir / SNAPSHOT_FILE
-
-    def _load_snapshot(self) -> IndexSnapshot:
-        snapshot = IndexSnapshot.load(self.settings.data_dir)
-        if snapshot is None or not snapshot.documents:
-            raise NoIndexError(
-                f"nothing is indexed in {self.settings.data_dir} yet: run `selfcrag ingest PATH` first"
-            )
-        self._snapshot_mtime = self._snapshot_path().stat().st_mtime_ns
-        return snapshot
-
-    def _refresh(self) -> None:
-        # Another process may have committed an ingest (server mode): pick it up.
-        path = self._snapshot_path()
-        if path.exists() and path.stat().st_mtime_ns != self._snapshot_mtime:
-            self.snapshot = self._load_snapshot()
+        self.index: IndexReader = open_reader(settings)
+        try:
+            self.embedder: Embedder = load_embedder(self.index.embedder_name, settings.openai_api_key,
+                                                    settings.embedding_base_url)
+        except BaseException:
+            self.index.close()
+            raise
 
     def search(self, query: str, config: RetrievalConfig | None = None) -> SearchResult:
         """Retrieve the best contexts for a query.
+
+        Hybrid search is one request to the engine: the dense and BM25 lists
+        and their Reciprocal Rank Fusion, computed by Qdrant.
 
         Args:
             query: The question or search words.
@@ -128,7 +115,9 @@ class Retriever:
             The contexts, best first, with per-stage timings.
         """
         config = config or self.config
-        self._refresh()
+        if self.index.refresh() and self.index.embedder_name != self.embedder.name:
+            raise UserError(f"the index in {self.settings.data_dir} was rebuilt with embedding model "
+                            f"{self.index.embedder_name!r}: start this program again")
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -138,55 +127,58 @@ class Retriever:
             timings[stage] = (now - clock) * 1000
             clock = now
 
-        dense: list[tuple[int, float]] = []
+        dense = None
         if config.mode in ("hybrid", "dense"):
-            vector = self.embedder.embed_question(query)
+            dense = self.embedder.embed_question(query)
             lap("embed")
-            rows = self.snapshot.row_of_point
-            # Vectors of uncommitted or superseded versions may exist after a
-            # killed ingest: only ids the committed snapshot names count.
-            found = self.store.search(self.snapshot.collection, vector, config.candidates)
-            dense = [(rows[pid], score) for pid, score in found if pid in rows]
-            lap("dense")
-        lexical: list[tuple[int, float]] = []
-        if config.mode in ("hybrid", "bm25"):
-            lexical = self.snapshot.bm25.top(tokenize(query), config.candidates)
-            lap("bm25")
-
-        hits = fuse(dense, lexical, config)
-        lap("fuse")
-        contexts = expand_windows(self.snapshot, hits, window=config.window,
+        sparse = query_vector(tokenize(query)) if config.mode in ("hybrid", "bm25") else None
+        lists = self.index.search(dense, sparse, candidates=config.candidates, limit=2 * config.candidates,
+                                  rrf_k=config.rrf_k, weights=(config.dense_weight, config.bm25_weight))
+        lap("search")
+        hits = self._resolve(fuse(lists, config), 2 * config.top_k)
+        contexts = expand_windows(self.index, hits, window=config.window,
                                   max_chars=config.max_context_chars, top_k=config.top_k,
                                   section_ratio=config.section_ratio)
         lap("expand")
         return SearchResult(query, contexts, timings)
 
-    def sentence_vectors(self, rows: Sequence[int]) -> np.ndarray:
+    def _resolve(self, ranked: list[ScoredHit], batch: int) -> Iterator[SentenceHit]:
+        """Turn ranked point ids into hits, fetching their sentences a few at a time as windows consume them."""
+        for start in range(0, len(ranked), batch):
+            chunk = ranked[start:start + batch]
+            found = self.index.by_point_ids([h.point_id for h in chunk])
+            for h in chunk:
+                sentence = found.get(h.point_id)
+                if sentence is not None:
+                    yield SentenceHit(sentence.doc_id, sentence.position, h.score, h.dense_rank, h.bm25_rank,
+                                      h.dense_score, h.bm25_score)
+
+    def sentence_vectors(self, keys: Sequence[tuple[str, int]]) -> np.ndarray:
         """The stored vectors of sentences, embedding any that are missing.
 
         Args:
-            rows: Rows of the snapshot's sentence table.
+            keys: ``(doc_id, position)`` of each sentence.
 
         Returns:
-            An array of shape ``(len(rows), dim)``, in the order of ``rows``.
+            An array of shape ``(len(keys), dim)``, in the order of ``keys``.
         """
-        vectors = np.zeros((len(rows), self.embedder.dim), dtype=np.float32)
-        if not rows:
+        vectors = np.zeros((len(keys), self.embedder.dim), dtype=np.float32)
+        if not keys:
             return vectors
-        ids = [self.snapshot.point_ids[row] for row in rows]
-        stored = self.store.vectors(self.snapshot.collection, ids)
-        missing = [i for i, pid in enumerate(ids) if pid not in stored]
-        for i, pid in enumerate(ids):
-            if pid in stored:
-                vectors[i] = stored[pid]
+        stored = self.index.dense_vectors(keys)
+        missing = [i for i, key in enumerate(keys) if key not in stored]
+        for i, key in enumerate(keys):
+            if key in stored:
+                vectors[i] = stored[key]
         if missing:
-            texts = [self.snapshot.sentences[rows[i]].searchable(self.snapshot.sentence_text(rows[i])) for i in missing]
+            found = self.index.sentences(keys[i] for i in missing)
+            texts = [found[keys[i]].searchable() if keys[i] in found else "" for i in missing]
             vectors[missing] = self.embedder.embed_passages(texts)
         return vectors
 
     def close(self) -> None:
-        """Release the vector store (and the local-mode folder lock)."""
-        self.store.close()
+        """Release the index (an ingest may then delete the generation this one had open)."""
+        self.index.close()
 
     def __enter__(self) -> Retriever:
         return self
@@ -195,29 +187,44 @@ class Retriever:
         self.close()
 
 
-def fuse(dense: list[tuple[int, float]], lexical: list[tuple[int, float]],
-         config: RetrievalConfig) -> list[SentenceHit]:
-    """Fuse the dense and BM25 lists of sentence rows into ranked hits.
+@dataclass(frozen=True, slots=True)
+class ScoredHit:
+    """A fused search result before its sentence is fetched."""
+
+    point_id: str
+    score: float
+    dense_rank: int | None
+    bm25_rank: int | None
+    dense_score: float | None
+    bm25_score: float | None
+
+
+def fuse(lists: SearchLists, config: RetrievalConfig) -> list[ScoredHit]:
+    """Rank the sentences of one search, with each retriever's rank and score.
+
+    The engine's RRF is used as it is when it ran (hybrid search); weighted
+    fusion, and a search with one list only, fuse here.
 
     Args:
-        dense: ``(row, cosine)``, best first.
-        lexical: ``(row, bm25)``, best first.
+        lists: The engine's answer.
         config: Fusion method and weights.
 
     Returns:
-        Hits, best first, each with both retrievers' ranks and scores.
+        Hits, best first.
     """
-    dense_rank = {row: (rank, score) for rank, (row, score) in enumerate(dense, 1)}
-    bm25_rank = {row: (rank, score) for rank, (row, score) in enumerate(lexical, 1)}
-    if config.fusion == "rrf":
-        fused = reciprocal_rank_fusion([[r for r, _ in dense], [r for r, _ in lexical]], k=config.rrf_k,
+    dense_rank = {pid: (rank, score) for rank, (pid, score) in enumerate(lists.dense, 1)}
+    bm25_rank = {pid: (rank, score) for rank, (pid, score) in enumerate(lists.sparse, 1)}
+    if config.fusion == "rrf" and lists.fused:
+        fused = lists.fused
+    elif config.fusion == "rrf":
+        fused = reciprocal_rank_fusion([[p for p, _ in lists.dense], [p for p, _ in lists.sparse]], k=config.rrf_k,
                                        weights=[config.dense_weight, config.bm25_weight])
     else:
-        fused = weighted_score_fusion([dense, lexical], [config.dense_weight, config.bm25_weight])
+        fused = weighted_score_fusion([lists.dense, lists.sparse], [config.dense_weight, config.bm25_weight])
     hits = []
-    for row, score in fused:
-        d = dense_rank.get(row)
-        b = bm25_rank.get(row)
-        hits.append(SentenceHit(row, score, d[0] if d else None, b[0] if b else None,
-                                d[1] if d else None, b[1] if b else None))
+    for pid, score in fused:
+        d = dense_rank.get(pid)
+        b = bm25_rank.get(pid)
+        hits.append(ScoredHit(pid, score, d[0] if d else None, b[0] if b else None,
+                              d[1] if d else None, b[1] if b else None))
     return hits

@@ -10,10 +10,11 @@ returned (auto-merging).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from selfcrag.index.snapshot import IndexSnapshot
+from selfcrag.index.points import StoredSentence, join_sentences
+from selfcrag.index.reader import SentenceSource
 from selfcrag.search.contexts import RetrievedContext, SentenceHit
 
 
@@ -27,29 +28,40 @@ class _Span:
 
 
 class _Document:
-    """Sentence offsets of one document, for measuring and clipping windows."""
+    """The sentences of one document that windows look at, fetched from the index by position."""
 
-    def __init__(self, snapshot: IndexSnapshot, doc_id: str) -> None:
-        first = snapshot.first_row[doc_id]
-        count = snapshot.documents[doc_id].record.sentence_count
-        self.sentences = snapshot.sentences[first : first + count]
+    def __init__(self, index: SentenceSource, doc_id: str) -> None:
+        self.index = index
+        self.doc_id = doc_id
+        self.sentences: dict[int, StoredSentence] = {}
+
+    def load(self, lo: int, hi: int) -> None:
+        """Fetch positions ``lo..hi`` not fetched yet, in one request."""
+        missing = [p for p in range(max(lo, 0), hi + 1) if p not in self.sentences]
+        if missing:
+            found = self.index.sentences((self.doc_id, p) for p in missing)
+            self.sentences.update({position: s for (_, position), s in found.items()})
+
+    def at(self, position: int) -> StoredSentence:
+        if position not in self.sentences:
+            self.load(position, position)
+        return self.sentences[position]
 
     def chars(self, lo: int, hi: int) -> int:
-        return self.sentences[hi].end - self.sentences[lo].start
+        return self.at(hi).end - self.at(lo).start
 
     def section_bounds(self, position: int) -> tuple[int, int]:
-        section = self.sentences[position].section_index
-        lo = position
-        while lo > 0 and self.sentences[lo - 1].section_index == section:
-            lo -= 1
-        hi = position
-        while hi + 1 < len(self.sentences) and self.sentences[hi + 1].section_index == section:
-            hi += 1
-        return lo, hi
+        sentence = self.at(position)
+        return sentence.section_first, sentence.section_last
+
+    def section_chars(self, position: int) -> int:
+        sentence = self.at(position)
+        return sentence.section_end - sentence.section_start
 
     def window(self, position: int, size: int, max_chars: int) -> tuple[int, int]:
         section_lo, section_hi = self.section_bounds(position)
         lo, hi = max(section_lo, position - size), min(section_hi, position + size)
+        self.load(lo, hi)
         # Shrink from the side farther from the hit until the window fits.
         while lo < hi and self.chars(lo, hi) > max_chars:
             if hi - position >= position - lo:
@@ -60,8 +72,8 @@ class _Document:
 
 
 def expand_windows(
-    snapshot: IndexSnapshot,
-    hits: Sequence[SentenceHit],
+    index: SentenceSource,
+    hits: Iterable[SentenceHit],
     *,
     window: int,
     max_chars: int,
@@ -70,9 +82,12 @@ def expand_windows(
 ) -> list[RetrievedContext]:
     """Turn ranked sentence hits into at most ``top_k`` merged contexts.
 
+    Sentences are fetched from the index by position (computed point ids):
+    only the windows' neighbourhoods are read, never a whole document.
+
     Args:
-        snapshot: The committed index (sentences and document texts).
-        hits: Hit sentences, best first.
+        index: Where the sentences are (the open index, or an in-memory one).
+        hits: Hit sentences, best first (consumed lazily, until ``top_k`` contexts exist).
         window: Sentences added on each side of a hit.
         max_chars: Cap on a context's length.
         top_k: Number of contexts wanted; hits are consumed until this many exist.
@@ -85,20 +100,19 @@ def expand_windows(
     documents: dict[str, _Document] = {}
     spans: list[_Span] = []
     for hit in hits:
-        sentence = snapshot.sentences[hit.row]
-        doc = documents.get(sentence.doc_id) or documents.setdefault(
-            sentence.doc_id, _Document(snapshot, sentence.doc_id))
-        lo, hi = doc.window(sentence.position, window, max_chars)
-        span, lo, hi = _merge_into(spans, doc, sentence.doc_id, sentence.section_index, lo, hi, hit,
-                                   sentence.position, max_chars)
+        doc = documents.get(hit.doc_id) or documents.setdefault(hit.doc_id, _Document(index, hit.doc_id))
+        sentence = doc.at(hit.position)
+        lo, hi = doc.window(hit.position, window, max_chars)
+        span, lo, hi = _merge_into(spans, doc, hit.doc_id, sentence.section_index, lo, hi, hit,
+                                   hit.position, max_chars)
         if span is None:
-            spans.append(_Span(sentence.doc_id, sentence.section_index, lo, hi, [hit]))
+            spans.append(_Span(hit.doc_id, sentence.section_index, lo, hi, [hit]))
         if len(spans) >= top_k:
             break
     for span in spans:
         _grow_to_section(span, documents[span.doc_id], max_chars, section_ratio)
     spans = _join_neighbours(spans, documents, max_chars)
-    return [_context(snapshot, documents[s.doc_id], s) for s in spans]
+    return [_context(index, documents[s.doc_id], s) for s in spans]
 
 
 def _merge_into(spans: list[_Span], doc: _Document, doc_id: str, section_index: int, lo: int, hi: int,
@@ -138,7 +152,7 @@ def _merge_into(spans: list[_Span], doc: _Document, doc_id: str, section_index: 
 def _grow_to_section(span: _Span, doc: _Document, max_chars: int, ratio: float) -> None:
     section_lo, section_hi = doc.section_bounds(span.lo)
     covered = (span.hi - span.lo + 1) / (section_hi - section_lo + 1)
-    if covered >= ratio and doc.chars(section_lo, section_hi) <= max_chars:
+    if covered >= ratio and doc.section_chars(span.lo) <= max_chars:
         span.lo, span.hi = section_lo, section_hi
 
 
@@ -162,19 +176,21 @@ def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_ch
     return kept
 
 
-def _context(snapshot: IndexSnapshot, doc: _Document, span: _Span) -> RetrievedContext:
-    record = snapshot.documents[span.doc_id].record
-    start, end = doc.sentences[span.lo].start, doc.sentences[span.hi].end
+def _context(index: SentenceSource, doc: _Document, span: _Span) -> RetrievedContext:
+    doc.load(span.lo, span.hi)
+    sentences = [doc.sentences[p] for p in range(span.lo, span.hi + 1)]
+    entry = index.document(span.doc_id)
+    first = sentences[0]
     return RetrievedContext(
         doc_id=span.doc_id,
-        source=record.source,
-        title=record.title,
-        section=doc.sentences[span.lo].section,
+        source=first.source,
+        title=entry.title if entry is not None else "",
+        section=first.section,
         first=span.lo,
         last=span.hi,
-        start=start,
-        end=end,
-        text=record.text[start:end],
+        start=first.start,
+        end=sentences[-1].end,
+        text=join_sentences(sentences),
         score=max(h.score for h in span.hits),
         hits=tuple(span.hits),
     )

