@@ -35,7 +35,7 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     lines = [replies.ABSTAIN[language]]
     if closest:
         lines.append(replies.CLOSEST_SOURCES[language])
-        lines.extend(f"- {locate(c['source'], c['section'], c['first'], c['last'])}" for c in closest)
+        lines.extend(f"- {locate(c['source'], c['section'], c['first'], c['last'], title=c['title'])}" for c in closest)
     else:
         lines.append(replies.NO_SOURCES[language])
     answer = "\n".join(lines)

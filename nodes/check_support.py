@@ -83,7 +83,9 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if verdict == "unsupported":
         return update
     kept = [s for s, ok in zip(sentences, flags, strict=True) if ok]
-    answer = join_cited(kept, _separator(state.draft, question))
+    # Fully supported, the draft stands as written (and as streamed): rejoining its
+    # sentences would move markers and line breaks, and show people a second answer.
+    answer = state.draft.strip() if verdict == "fully" else join_cited(kept, _separator(state.draft, question))
     if verdict == "partially":
         language = detect_language(question)
         note = replies.MISSING[language].format(missing=missing) if missing else replies.UNVERIFIED_REMOVED[language]

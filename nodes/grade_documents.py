@@ -60,7 +60,7 @@ def _grade_with_chat(runtime: Runtime[Context], state: State,
                      passages: Sequence[Passage]) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
     context = runtime.context
     question = state.question
-    quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"]), p["text"])
+    quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"], title=p["title"]), p["text"])
                             for i, p in enumerate(passages, 1))
     reply, details, spent = structured_step(
         runtime, state, "grade_documents", PassageGrades,

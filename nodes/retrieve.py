@@ -49,7 +49,8 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     passages = [to_passage(c, query) for c in result.contexts]
     known = {p["id"] for p in state.contexts}
     new = [p for p in passages if p["id"] not in known]
-    found = [{"source": p["source"], "section": p["section"], "sentences": [p["first"], p["last"]]} for p in passages]
+    found = [{"source": p["source"], "title": p["title"], "section": p["section"],
+              "sentences": [p["first"], p["last"]]} for p in passages]
     return {
         "contexts": passages,
         "queries": [*state.queries, query],

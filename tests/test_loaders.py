@@ -311,14 +311,15 @@ def test_unsupported_explicit_file_is_skipped(tmp_path: Path) -> None:
     assert skipped == [SkippedFile(path, "unsupported type .docx")]
 
 
-def test_unsupported_files_in_folder_are_ignored(tmp_path: Path) -> None:
-    """Unsupported files inside folders are ignored silently."""
+def test_unsupported_files_in_folder_are_reported_as_skipped(tmp_path: Path) -> None:
+    """Unsupported files inside folders are listed as skipped, with their type."""
     _touch(tmp_path / "report.docx")
     _touch(tmp_path / "Makefile")
     keep = _touch(tmp_path / "keep.txt")
     files, skipped = discover([tmp_path])
     assert files == [keep.resolve()]
-    assert skipped == []
+    assert skipped == [SkippedFile(tmp_path / "Makefile", "unsupported type (no extension)"),
+                       SkippedFile(tmp_path / "report.docx", "unsupported type .docx")]
 
 
 def test_missing_path_is_skipped(tmp_path: Path) -> None:

@@ -148,7 +148,23 @@ def build_citations(sentences: Sequence[CitedSentence], knowledge: Sequence[Know
     ]
 
 
-def locate(source: str, section: Sequence[str], first: int, last: int) -> str:
+def section_path(section: Sequence[str], title: str) -> list[str]:
+    """A passage's heading path without the heading that is its document's title.
+
+    The first heading is the title only when it says so: a document may open
+    with a ``##`` heading, or take its title from its first line.
+
+    Args:
+        section: Heading path, outermost first.
+        title: The document's title.
+
+    Returns:
+        The headings to show, outermost first (empty: the passage stands under the title alone).
+    """
+    return list(section[1:] if section and section[0] == title else section)
+
+
+def locate(source: str, section: Sequence[str], first: int, last: int, *, title: str) -> str:
     """Describe where a passage stands, for people: ``file › section (sentences a–b)``.
 
     Args:
@@ -156,10 +172,11 @@ def locate(source: str, section: Sequence[str], first: int, last: int) -> str:
         section: Heading path.
         first: First sentence position (from 0).
         last: Last sentence position (inclusive).
+        title: The document's title (not repeated in the path).
 
     Returns:
         The description; sentence numbers are shown from 1.
     """
-    where = " › ".join([source, *section[1:]] if len(section) > 1 else [source])
+    where = " › ".join([source, *section_path(section, title)])
     span = f"sentence {first + 1}" if first == last else f"sentences {first + 1}–{last + 1}"
     return f"{where} ({span})"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
 from selfcrag.cli.terminal import visible
 from selfcrag.env_file import load_env_file
@@ -22,10 +23,30 @@ if TYPE_CHECKING:
 
 __all__ = ["SAMPLE_KB", "DataDir", "app", "err", "fail", "out", "progress_reporter", "context_for", "user_errors"]
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+
+
+class _CommandList(TyperGroup):
+    """The command group, listing each command's first sentence whole (wrapped, never cut with "...")."""
+
+    # Click's Context and HelpFormatter (Typer ships its own copy of Click: typed loosely on purpose).
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """Write the Commands section of ``--help``."""
+        rows = [(name, command.get_short_help_str(limit=1_000)) for name in self.list_commands(ctx)
+                if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+# Click's plain help: Typer's Rich panels print a type such as <bool> after every flag, --help included,
+# as if a flag took a value.
+app = typer.Typer(cls=_CommandList, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Corrective, self-reflective RAG over your own documents.")
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
+# Wrapping is for a terminal's width; in a pipe or a file it only breaks lines (a URL, a Chinese line, a summary).
+for _console in (out, err):
+    _console.soft_wrap = not _console.is_terminal
 
 SAMPLE_KB = sample_kb()
 

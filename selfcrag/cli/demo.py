@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 from selfcrag.cli.app import SAMPLE_KB, DataDir, app, context_for, out, progress_reporter, user_errors
@@ -12,16 +14,24 @@ DEMO_QUESTIONS = (
     "How long is an Aurora access token valid?",
     "What uptime SLA does the Aurora API guarantee?",
 )
+# Where the demo indexes when neither --data-dir nor SELFCRAG_DATA_DIR says: apart from the user's own index.
+DEMO_DATA_DIR = Path(".selfcrag") / "demo"
+NEXT_QUESTION = "How long are application logs kept?"
 
 
 @app.command()
 def demo(data_dir: DataDir = None) -> None:
-    """Index the bundled sample knowledge base, then answer sample questions with the whole workflow."""
+    """Index the bundled sample knowledge base, then answer sample questions with the whole workflow.
+
+    The index goes to --data-dir, else $SELFCRAG_DATA_DIR, else .selfcrag/demo; the last line is the command
+    that asks it a question of your own.
+    """
     from selfcrag.graph.api import Session
     from selfcrag.index.ingest import ingest as run_ingest
 
     with user_errors():
-        context = context_for(data_dir or Path(".selfcrag") / "demo")
+        chosen = data_dir or (None if os.environ.get("SELFCRAG_DATA_DIR") else DEMO_DATA_DIR)
+        context = context_for(chosen)
         settings = context.settings()
         with progress_reporter() as progress:
             summary = run_ingest([SAMPLE_KB], settings, progress=progress)
@@ -31,4 +41,7 @@ def demo(data_dir: DataDir = None) -> None:
             for question in DEMO_QUESTIONS:
                 out.print()
                 print_answer(out, session.ask(question), heading=f"Q: {question}")
-
+    where = shlex.quote(str(settings.data_dir))
+    out.print()
+    out.print(f"Ask your own: selfcrag ask {shlex.quote(NEXT_QUESTION)} --data-dir {where}", markup=False)
+    out.print(f"or talk with it: selfcrag chat --data-dir {where}", markup=False)

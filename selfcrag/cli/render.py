@@ -150,7 +150,9 @@ def section_of(citation: Citation) -> str:
     Returns:
         E.g. ``4 Retention periods › 4.1 Logs and metrics``.
     """
-    return one_line(" › ".join(citation.section[1:]) or citation.title or "-")
+    from selfcrag.cite.markers import section_path
+
+    return one_line(" › ".join(section_path(citation.section, citation.title)) or citation.title or "-")
 
 
 def print_sources_table(console: Console, citations: Sequence[Citation]) -> None:
@@ -289,17 +291,19 @@ def print_passages(console: Console, answer: Answer) -> None:
         return
     wrap = console.is_terminal
     for c in passages:
-        console.print(Text(f"[{c.n}] {one_line(locate(c.source, c.section, c.first, c.last))}", style="bold"),
-                      soft_wrap=not wrap)
+        where = locate(c.source, c.section, c.first, c.last, title=c.title)
+        console.print(Text(f"[{c.n}] {one_line(where)}", style="bold"), soft_wrap=not wrap)
         console.print(Text(visible(c.quote.strip())), soft_wrap=not wrap)
         console.print()
 
 
 def _where(found: dict[str, Any]) -> str:
     """Where a passage of a trace step stands: file, section and sentences (from 1)."""
+    from selfcrag.cite.markers import section_path
+
     where = Path(str(found["source"])).name
     if found.get("section"):
-        where += " › " + " › ".join(found["section"][1:] or found["section"])
+        where += " › " + " › ".join(section_path(found["section"], str(found.get("title", ""))) or found["section"])
     if "sentences" in found:
         where += f" ({sentence_label(*found['sentences'])})"
     if isinstance(found.get("score"), int | float):

@@ -37,6 +37,7 @@ __all__ = [
     "LoadedFile",
     "SkippedFile",
     "discover",
+    "nothing_to_ingest",
     "read_document",
 ]
 
@@ -125,9 +126,9 @@ def discover(paths: Iterable[str | Path] | str | Path) -> tuple[list[Path], list
     followed, but a directory is never entered twice, so symlink loops
     terminate. Hidden entries (names starting with ``.``, e.g. ``.git`` or
     ``.selfcrag``) are ignored inside folders, but a hidden path named
-    explicitly is honoured. Files with unsupported suffixes are silently
-    ignored inside folders, whereas an unsupported file named explicitly is
-    reported as skipped.
+    explicitly is honoured. Files with unsupported suffixes are reported as
+    skipped, inside folders as when named, so a ``.rst`` is never dropped
+    without a word.
 
     Args:
         paths: Files and folders named by the user. ``~`` is expanded. A single
@@ -245,6 +246,8 @@ class _Walker:
                 resolved = _resolve(path)
                 if resolved.suffix.lower() in SUPPORTED_SUFFIXES:
                     self.add_file(resolved)
+                else:
+                    self.skip(path, _unsupported_reason(resolved.suffix.lower()))
             # FIFOs, sockets and devices inside folders are ignored silently.
 
     def _list(self, directory: Path) -> list[os.DirEntry[str]] | None:
@@ -538,6 +541,29 @@ def _display_path(path: Path) -> Path:
 def _undecodable_name(name: str) -> bool:
     """Tell whether a file name held bytes the file system's encoding could not decode (kept as surrogates)."""
     return any("\udc80" <= char <= "\udcff" for char in name)
+
+
+def nothing_to_ingest(paths: Iterable[str | Path], skipped: Iterable[SkippedFile]) -> str:
+    """Say in one line why paths gave no file to read, for :func:`discover` results without files.
+
+    Args:
+        paths: The paths named.
+        skipped: What :func:`discover` skipped in them.
+
+    Returns:
+        E.g. ``docs/missing: not found`` or ``nothing to ingest in docs: no .md, .markdown, .txt or .pdf files
+        (skipped: docs/a.rst: unsupported type .rst)``.
+    """
+    named = [str(p) for p in paths]
+    skipped = list(skipped)
+    if [s.path for s in skipped] == [_display_path(Path(n).expanduser()) for n in named]:
+        # Each path named is missing, unreadable or unsupported: that is the whole story.
+        return "; ".join(f"{n}: {s.reason}" for n, s in zip(named, skipped, strict=True))
+    reasons = [f"{s.path}: {s.reason}" for s in skipped]
+    kinds = f"{', '.join(SUPPORTED_SUFFIXES[:-1])} or {SUPPORTED_SUFFIXES[-1]}"
+    shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
+    return (f"nothing to ingest in {', '.join(named) or 'no path'}: no {kinds} files"
+            + (f" (skipped {shown})" if shown else ""))
 
 
 def _is_supported_name(name: str) -> bool:

@@ -1,7 +1,7 @@
 """The offline answer: the best-supported sentences of the refined knowledge, quoted with citations.
 
 The answer is extractive: every sentence is a verbatim strip of a knowledge
-item, cited as ``[n]``, with the sentences it leans on (a list item's lead-in)
+item (a hard-wrapped one joined into one line), cited as ``[n]``, with the sentences it leans on (a list item's lead-in)
 quoted before it. A question that asks for a value (how long, how much) is
 answered only by a sentence holding one; with none, there is no answer and
 the workflow abstains. From a table, the header and the rows that match the
@@ -17,6 +17,7 @@ from selfcrag.cite.markers import CitedSentence, join_cited
 from selfcrag.heuristics.signals import QuestionProfile, answer_type_match
 from selfcrag.index.tokenize import tokenize
 from selfcrag.spans import KnowledgeItem, Strip
+from selfcrag.split.sentences import join_wrapped_lines
 
 # A second sentence is quoted only when it is nearly as relevant as the best.
 SECOND_SENTENCE_RATIO = 0.9
@@ -59,6 +60,9 @@ def extractive_answer(knowledge: Sequence[KnowledgeItem], profile: QuestionProfi
                 text = by_position[position]["text"].strip()
                 if by_position[position]["kind"] == "table":
                     text = table_excerpt(text, profile)
+                elif by_position[position]["kind"] != "code":
+                    # A hard-wrapped sentence is one sentence: one line, one marker.
+                    text = join_wrapped_lines(text)
                 sentences.append(CitedSentence(text, (item["n"],)))
     return sentences
 

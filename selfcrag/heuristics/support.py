@@ -19,6 +19,7 @@ from selfcrag.heuristics.strips import strip_at, strip_vectors
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.retriever import Retriever
 from selfcrag.spans import KnowledgeItem
+from selfcrag.split.sentences import join_wrapped_lines
 
 TERM_OVERLAP = 0.6
 COSINE = 0.9
@@ -70,7 +71,9 @@ def check_sentences(sentences: Sequence[CitedSentence], knowledge: Sequence[Know
             continue
         source_text = " ".join(k["text"] for k in cited)
         lines = [_normal(line) for line in sentence.text.splitlines() if line.strip()]
-        if all(line in _normal(source_text) for line in lines):
+        # The answer quotes a hard-wrapped source joined into one line (see join_wrapped_lines).
+        quoted = _normal(join_wrapped_lines(source_text))
+        if all(line in quoted for line in lines):
             verdicts.append(SentenceSupport(True, "verbatim"))
             continue
         verdicts.append(_align(sentence.text, cited, source_text, retriever))

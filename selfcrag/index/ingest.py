@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfcrag.errors import EmbeddingServiceError
-from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, read_document
+from selfcrag.errors import EmbeddingServiceError, UserError
+from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, nothing_to_ingest, read_document
 from selfcrag.index.embed import load_embedder
 from selfcrag.index.engine import open_writer
 from selfcrag.index.records import content_hash, document_id
@@ -111,12 +111,17 @@ def ingest(
 
     Returns:
         What was done, including the files skipped and why.
+
+    Raises:
+        UserError: Nothing to read: every path is missing, or holds no supported file.
     """
     began = time.perf_counter()
     summary = IngestSummary()
-    embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
     files, skipped = discover(paths)
+    if not files and not prune:  # a typo or a folder of other files: say so, and leave the index alone
+        raise UserError(nothing_to_ingest(paths, skipped))
     summary.skipped.extend(skipped)
+    embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
     with open_writer(settings, embedder, on_wait=on_wait, progress=progress) as writer:
         _remove_legacy(settings.data_dir, summary.notes)
         if writer.report.rebuilt:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["SentenceSpan", "document_title", "split_sentences"]
+__all__ = ["SentenceSpan", "document_title", "join_wrapped_lines", "split_sentences"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,12 +161,16 @@ def document_title(text: str, fallback: str) -> str:
         The text of the first level-1 ``# `` heading (outside code fences);
         otherwise the first non-empty line outside code fences, stripped (and
         without heading marks), if it is at most 80 characters long;
-        otherwise ``fallback``.
+        otherwise ``fallback``. HTML tags are no part of a title: a README's
+        ``<p align="center">`` banner is skipped, ``<h1>Rich</h1>`` is ``Rich``.
 
     """
     first_line: str | None = None
     fence: str | None = None
-    for line in text.split("\n"):
+    for raw in text.split("\n"):
+        line = _HTML_TAG.sub("", raw)
+        if raw.strip() and not line.strip():
+            continue  # markup alone, such as a centred banner
         if fence is not None:
             if _closes_fence(line, fence):
                 fence = None
@@ -187,6 +191,33 @@ def document_title(text: str, fallback: str) -> str:
     if first_line and len(first_line) <= 80:
         return first_line
     return fallback
+
+
+_HTML_TAG = re.compile(r"<!--.*?-->|</?[a-zA-Z][^<>]*>")
+_LINE_BREAK = re.compile(r"[ \t]*\n[ \t\u3000]*")
+
+
+def join_wrapped_lines(text: str) -> str:
+    """Undo hard wrapping: the lines of one paragraph (or list item) as one line.
+
+    A sentence of a Markdown or plain-text paragraph may run over several
+    lines; quoted as it is, each line would read as a sentence of its own. A
+    break between two CJK characters is dropped (``选`` then ``择`` on the next line is ``选择``), any
+    other becomes one space. Use it on text and list spans, not on tables or
+    code, whose lines mean something.
+
+    Args:
+        text: A span of one paragraph (no blank lines).
+
+    Returns:
+        The text on one line.
+    """
+
+    def joined(m: re.Match[str]) -> str:
+        before, after = text[m.start() - 1:m.start()], text[m.end():m.end() + 1]
+        return "" if before and after and _is_cjk(before) and _is_cjk(after) else " "
+
+    return _LINE_BREAK.sub(joined, text)
 
 
 def _heading_title(m: re.Match[str]) -> str:
