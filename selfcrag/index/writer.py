@@ -271,10 +271,6 @@ class IndexWriter:
         old = self.manifest.document(document.entry.doc_id)
         if old is not None:
             self._drop_points(old, keep=0)
-        if self._avg_length() <= 0:
-            # First documents of a new index: estimate the average from what is at hand.
-            lengths = [len(t) for t in document.tokens] + [len(t) for _, t in self._pending]
-            self.manifest.set_meta(avg_length=sum(lengths) / max(len(lengths), 1))
         self.manifest.put_document(document.entry)
         self._pending.extend(zip(document.sentences, document.tokens, strict=True))
         if len(self._pending) >= FLUSH_SENTENCES:
@@ -310,6 +306,11 @@ class IndexWriter:
         assert self.manifest is not None and self.store is not None
         if not self._pending:
             return
+        if self._avg_length() <= 0:
+            # The first batch of a new index: estimate the average length from its
+            # 2,048+ sentences (the commit re-weights if the final average differs).
+            lengths = [len(t) for _, t in self._pending]
+            self.manifest.set_meta(avg_length=sum(lengths) / len(lengths))
         batch = sorted(self._pending, key=lambda item: len(item[0].text))
         self._pending = []
         avg = self._avg_length()
