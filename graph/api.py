@@ -69,8 +69,15 @@ class Citation:
     @classmethod
     def from_state(cls, data: CitationDict) -> Citation:
         """Build from the state's JSON-ready form."""
-        return cls(n=data["n"], source=data["source"], title=data["title"], section=tuple(data["section"]),
-                   first=data["first"], last=data["last"], quote=data["quote"])
+        return cls(
+            n=data["n"],
+            source=data["source"],
+            title=data["title"],
+            section=tuple(data["section"]),
+            first=data["first"],
+            last=data["last"],
+            quote=data["quote"],
+        )
 
 
 @dataclass(frozen=True)
@@ -146,8 +153,9 @@ def answer_notes(question: str, trace: list[TraceStep], cleaned: CleanQuestion |
     cuts = [(cleaned.original_chars, len(cleaned.text))] if cleaned is not None and cleaned.cut else []
     cuts += [(s["question_cut"]["from"], s["question_cut"]["to"]) for s in trace if "question_cut" in s]
     notes = [replies.QUESTION_CUT[language].format(total=total, kept=kept) for total, kept in cuts]
-    notes += [replies.FELL_BACK[language].format(step=s["step"], reason=s["fallback"])
-              for s in trace if "fallback" in s]
+    notes += [
+        replies.FELL_BACK[language].format(step=s["step"], reason=s["fallback"]) for s in trace if "fallback" in s
+    ]
     return notes
 
 
@@ -197,17 +205,24 @@ class Session:
         UserError: An unknown option.
     """
 
-    def __init__(self, context: Context | None = None, *, data_dir: str | PathLike[str] | None = None,
-                 chat_model: BaseChatModel | None = None, checkpointer: BaseCheckpointSaver[Any] | None = None,
-                 **context_options: Any) -> None:
+    def __init__(
+        self,
+        context: Context | None = None,
+        *,
+        data_dir: str | PathLike[str] | None = None,
+        chat_model: BaseChatModel | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        **context_options: Any,
+    ) -> None:
         self.context = context_from_options(context, data_dir=data_dir, **context_options)
         self.resources = Resources(chat_model=chat_model)
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         # The module-level graph stays checkpointer-free for `langgraph dev`; this one remembers.
         self.app = builder.compile(checkpointer=self.checkpointer, name="selfcrag")
 
-    def _run(self, question: str, thread_id: str | None, overrides: dict[str, Any]
-             ) -> tuple[CompiledStateGraph[Any, Any, Any, Any], RunnableConfig, Context, CleanQuestion]:
+    def _run(
+        self, question: str, thread_id: str | None, overrides: dict[str, Any]
+    ) -> tuple[CompiledStateGraph[Any, Any, Any, Any], RunnableConfig, Context, CleanQuestion]:
         cleaned = prepare_question(question)
         context = context_from_options(self.context, **overrides) if overrides else self.context
         config: RunnableConfig = {"recursion_limit": recursion_limit(context)}
@@ -236,8 +251,9 @@ class Session:
             values = app.invoke({"question": cleaned.text}, config, context=context)
         return Answer.from_state(values, cleaned)
 
-    def stream_ask(self, question: str, *, thread_id: str | None = None,
-                   **context_overrides: Any) -> Iterator[tuple[StreamKind, Any]]:
+    def stream_ask(
+        self, question: str, *, thread_id: str | None = None, **context_overrides: Any
+    ) -> Iterator[tuple[StreamKind, Any]]:
         """Answer a question, yielding tokens and the route as they happen (see :func:`stream_ask`).
 
         Args:
@@ -251,9 +267,14 @@ class Session:
         app, config, context, cleaned = self._run(question, thread_id, context_overrides)
         yield from self.stream_run(app, cleaned, config, context)
 
-    def stream_run(self, app: CompiledStateGraph[Any, Any, Any, Any], question: CleanQuestion,
-                   config: RunnableConfig, context: Context, **stream_options: Any
-                   ) -> Iterator[tuple[StreamKind, Any]]:
+    def stream_run(
+        self,
+        app: CompiledStateGraph[Any, Any, Any, Any],
+        question: CleanQuestion,
+        config: RunnableConfig,
+        context: Context,
+        **stream_options: Any,
+    ) -> Iterator[tuple[StreamKind, Any]]:
         """Run a compiled workflow with this session's resources (see :func:`stream_run`).
 
         Args:
@@ -294,8 +315,13 @@ class Session:
         self.close()
 
 
-def ask(question: str, *, data_dir: str | PathLike[str] | None = None, chat_model: BaseChatModel | None = None,
-        **context_options: Any) -> Answer:
+def ask(
+    question: str,
+    *,
+    data_dir: str | PathLike[str] | None = None,
+    chat_model: BaseChatModel | None = None,
+    **context_options: Any,
+) -> Answer:
     """Answer one question from the knowledge base, checking the answer against its sources.
 
     Opens the index, answers, and closes it again: for several questions, or a
@@ -318,8 +344,13 @@ def ask(question: str, *, data_dir: str | PathLike[str] | None = None, chat_mode
         return session.ask(question)
 
 
-def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, chat_model: BaseChatModel | None = None,
-               **context_options: Any) -> Iterator[tuple[StreamKind, Any]]:
+def stream_ask(
+    question: str,
+    *,
+    data_dir: str | PathLike[str] | None = None,
+    chat_model: BaseChatModel | None = None,
+    **context_options: Any,
+) -> Iterator[tuple[StreamKind, Any]]:
     """Answer one question, yielding the answer's tokens and the route as they happen.
 
     Yields ``("token", text)`` for pieces of each answer attempt (the chat
@@ -344,8 +375,13 @@ def stream_ask(question: str, *, data_dir: str | PathLike[str] | None = None, ch
         yield from session.stream_ask(question)
 
 
-def stream_run(app: CompiledStateGraph[Any, Any, Any, Any], question: CleanQuestion, config: RunnableConfig,
-               context: Context, **stream_options: Any) -> Iterator[tuple[StreamKind, Any]]:
+def stream_run(
+    app: CompiledStateGraph[Any, Any, Any, Any],
+    question: CleanQuestion,
+    config: RunnableConfig,
+    context: Context,
+    **stream_options: Any,
+) -> Iterator[tuple[StreamKind, Any]]:
     """Run a compiled workflow on a cleaned question, yielding what :func:`stream_ask` yields.
 
     The caller makes its :class:`~selfcrag.graph.resources.Resources` active
@@ -364,9 +400,16 @@ def stream_run(app: CompiledStateGraph[Any, Any, Any, Any], question: CleanQuest
     filters: dict[str, ThinkFilter] = {}
     final: dict[str, Any] = {}
     # With a list of stream modes, LangGraph yields (mode, data) pairs.
-    events = cast(Iterator[tuple[str, Any]], app.stream({"question": question.text}, config, context=context,
-                                                        stream_mode=["messages", "custom", "values"],
-                                                        **stream_options))
+    events = cast(
+        Iterator[tuple[str, Any]],
+        app.stream(
+            {"question": question.text},
+            config,
+            context=context,
+            stream_mode=["messages", "custom", "values"],
+            **stream_options,
+        ),
+    )
     for mode, data in events:
         if mode == "messages":
             chunk, metadata = data

@@ -69,12 +69,25 @@ def question_budget(state: State, context: Context, *, starts_turn: bool = False
     """
     if starts_turn or not state.chat_deadline:
         return CallBudget(deadline=time.time() + context.question_deadline, failure_limit=context.chat_failure_limit)
-    return CallBudget(deadline=state.chat_deadline, failure_limit=context.chat_failure_limit,
-                      calls=state.chat_calls, failures=state.chat_failures)
+    return CallBudget(
+        deadline=state.chat_deadline,
+        failure_limit=context.chat_failure_limit,
+        calls=state.chat_calls,
+        failures=state.chat_failures,
+    )
 
 
-def chat_step(runtime: Runtime[Context], state: State, step: str, call: ChatCall[T], *, wanted: bool = True,
-              streams: bool = False, offline: str = "offline", starts_turn: bool = False) -> StepOutcome:
+def chat_step(
+    runtime: Runtime[Context],
+    state: State,
+    step: str,
+    call: ChatCall[T],
+    *,
+    wanted: bool = True,
+    streams: bool = False,
+    offline: str = "offline",
+    starts_turn: bool = False,
+) -> StepOutcome:
     """Run a node's chat-model call within the question's budget, or say why the offline method answers.
 
     Args:
@@ -92,8 +105,11 @@ def chat_step(runtime: Runtime[Context], state: State, step: str, call: ChatCall
     """
     details: Details = {"method": offline}
     budget = question_budget(state, runtime.context, starts_turn=starts_turn)
-    spent: dict[str, Any] = {"chat_deadline": budget.deadline, "chat_calls": budget.calls,
-                             "chat_failures": budget.failures}
+    spent: dict[str, Any] = {
+        "chat_deadline": budget.deadline,
+        "chat_calls": budget.calls,
+        "chat_failures": budget.failures,
+    }
     if not wanted:
         return StepOutcome(None, details, spent)
     resources = current_resources()
@@ -124,9 +140,17 @@ def chat_step(runtime: Runtime[Context], state: State, step: str, call: ChatCall
     return StepOutcome(reply, details, spent)
 
 
-def structured_step(runtime: Runtime[Context], state: State, step: str, schema: type[Reply],
-                    messages: Sequence[BaseMessage], *, wanted: bool = True, offline: str = "offline",
-                    starts_turn: bool = False) -> StepOutcome:
+def structured_step(
+    runtime: Runtime[Context],
+    state: State,
+    step: str,
+    schema: type[Reply],
+    messages: Sequence[BaseMessage],
+    *,
+    wanted: bool = True,
+    offline: str = "offline",
+    starts_turn: bool = False,
+) -> StepOutcome:
     """Ask for a structured reply (a grade, a decision, a query) with the context's retry settings.
 
     Args:
@@ -143,14 +167,36 @@ def structured_step(runtime: Runtime[Context], state: State, step: str, schema: 
         As :func:`chat_step`, with a reply of type ``schema``.
     """
     context = runtime.context
-    return chat_step(runtime, state, step, lambda model, on_retry, budget: invoke_structured(
-        model, schema, messages, method=context.structured_output, attempts=context.max_attempts,
-        parse_attempts=context.parse_attempts, name=step, on_retry=on_retry, budget=budget),
-        wanted=wanted, offline=offline, starts_turn=starts_turn)
+    return chat_step(
+        runtime,
+        state,
+        step,
+        lambda model, on_retry, budget: invoke_structured(
+            model,
+            schema,
+            messages,
+            method=context.structured_output,
+            attempts=context.max_attempts,
+            parse_attempts=context.parse_attempts,
+            name=step,
+            on_retry=on_retry,
+            budget=budget,
+        ),
+        wanted=wanted,
+        offline=offline,
+        starts_turn=starts_turn,
+    )
 
 
-def text_step(runtime: Runtime[Context], state: State, step: str, messages: Sequence[BaseMessage], *,
-              language: str, wanted: bool = True) -> StepOutcome:
+def text_step(
+    runtime: Runtime[Context],
+    state: State,
+    step: str,
+    messages: Sequence[BaseMessage],
+    *,
+    language: str,
+    wanted: bool = True,
+) -> StepOutcome:
     """Ask for a text reply whose tokens stream to the user (an answer).
 
     Args:
@@ -165,6 +211,20 @@ def text_step(runtime: Runtime[Context], state: State, step: str, messages: Sequ
         As :func:`chat_step`, with a text reply.
     """
     context = runtime.context
-    return chat_step(runtime, state, step, lambda model, on_retry, budget: invoke_text(
-        model, messages, name=step, attempts=context.max_attempts, reply_attempts=context.parse_attempts,
-        language=language, on_retry=on_retry, budget=budget), wanted=wanted, streams=True)
+    return chat_step(
+        runtime,
+        state,
+        step,
+        lambda model, on_retry, budget: invoke_text(
+            model,
+            messages,
+            name=step,
+            attempts=context.max_attempts,
+            reply_attempts=context.parse_attempts,
+            language=language,
+            on_retry=on_retry,
+            budget=budget,
+        ),
+        wanted=wanted,
+        streams=True,
+    )

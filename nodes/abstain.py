@@ -30,8 +30,18 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     language = detect_language(state.question)
     nearest = sorted(state.contexts, key=lambda p: -state.grades.get(p["id"], 0.0))[:CLOSEST_SHOWN]
-    closest = [Citation(n=i, source=p["source"], title=p["title"], section=list(p["section"]), first=p["first"],
-                        last=p["last"], quote=p["text"]) for i, p in enumerate(nearest, 1)]
+    closest = [
+        Citation(
+            n=i,
+            source=p["source"],
+            title=p["title"],
+            section=list(p["section"]),
+            first=p["first"],
+            last=p["last"],
+            quote=p["text"],
+        )
+        for i, p in enumerate(nearest, 1)
+    ]
     lines = [replies.ABSTAIN[language]]
     if closest:
         lines.append(replies.CLOSEST_SOURCES[language])
@@ -39,14 +49,25 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         lines.append(replies.NO_SOURCES[language])
     answer = "\n".join(lines)
-    reason = ("unsupported" if state.support == "unsupported" else
-              "no knowledge kept" if state.action != "incorrect" else "incorrect")
+    reason = (
+        "unsupported"
+        if state.support == "unsupported"
+        else "no knowledge kept"
+        if state.action != "incorrect"
+        else "incorrect"
+    )
     return {
         "answer": answer,
         "abstained": True,
         "citations": [],
         "closest_sources": closest,
         "messages": [AIMessage(answer)],
-        "trace": record(runtime, "abstain", reason, requery=state.requery_count, regenerate=state.regenerate_count,
-                        closest=[c["source"] for c in closest]),
+        "trace": record(
+            runtime,
+            "abstain",
+            reason,
+            requery=state.requery_count,
+            regenerate=state.regenerate_count,
+            closest=[c["source"] for c in closest],
+        ),
     }

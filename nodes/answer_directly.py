@@ -31,15 +31,22 @@ def answer_directly(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     history = state.messages[:-1]
     reply, details, spent = text_step(
-        runtime, state, "answer_directly",
-        [SystemMessage(pick(DIRECT_SYSTEM, state.question)),
-         *(m.model_copy(update={"content": defuse(m.text)}) for m in history[-HISTORY_SHOWN:]),
-         HumanMessage(state.question)],
-        language=detect_language(state.question), wanted=state.route != "empty")
+        runtime,
+        state,
+        "answer_directly",
+        [
+            SystemMessage(pick(DIRECT_SYSTEM, state.question)),
+            *(m.model_copy(update={"content": defuse(m.text)}) for m in history[-HISTORY_SHOWN:]),
+            HumanMessage(state.question),
+        ],
+        language=detect_language(state.question),
+        wanted=state.route != "empty",
+    )
     answer = reply or ""
     if not answer:
-        route = state.route if state.route in ("empty", "greeting", "thanks", "arithmetic", "conversation") \
-            else "greeting"
+        route = (
+            state.route if state.route in ("empty", "greeting", "thanks", "arithmetic", "conversation") else "greeting"
+        )
         answer = direct_reply(route, state.question, history)  # type: ignore[arg-type]
     return {
         "answer": answer,

@@ -55,15 +55,26 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     missing = ""
     numbered = "\n".join(f"{i}. {join_cited([s])}" for i, s in enumerate(sentences, 1))
     judgement, details, spent = structured_step(
-        runtime, state, "check_support", SupportJudgement,
-        [SystemMessage(pick(SUPPORT_SYSTEM, question)),
-         HumanMessage(pick(SUPPORT_USER, question).format(
-             question=question, passages=quote_knowledge(state.knowledge), sentences=numbered))],
-        wanted=bool(sentences))
+        runtime,
+        state,
+        "check_support",
+        SupportJudgement,
+        [
+            SystemMessage(pick(SUPPORT_SYSTEM, question)),
+            HumanMessage(
+                pick(SUPPORT_USER, question).format(
+                    question=question, passages=quote_knowledge(state.knowledge), sentences=numbered
+                )
+            ),
+        ],
+        wanted=bool(sentences),
+    )
     if judgement is not None:
         unsupported = set(judgement.unsupported_sentences)
-        flags = [judgement.verdict != "unsupported" and (judgement.verdict == "fully" or i not in unsupported)
-                 for i in range(1, len(sentences) + 1)]
+        flags = [
+            judgement.verdict != "unsupported" and (judgement.verdict == "fully" or i not in unsupported)
+            for i in range(1, len(sentences) + 1)
+        ]
         missing = judgement.missing.strip()
     if sentences and not flags:
         checks = check_sentences(sentences, state.knowledge, current_resources().retriever(context))
@@ -77,8 +88,15 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {
         **spent,
         "support": verdict,
-        "trace": record(runtime, "check_support", verdict, supported=sum(flags), of=len(flags),
-                        regenerate=state.regenerate_count, **details),
+        "trace": record(
+            runtime,
+            "check_support",
+            verdict,
+            supported=sum(flags),
+            of=len(flags),
+            regenerate=state.regenerate_count,
+            **details,
+        ),
     }
     if verdict == "unsupported":
         return update
@@ -90,13 +108,16 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         language = detect_language(question)
         note = replies.MISSING[language].format(missing=missing) if missing else replies.UNVERIFIED_REMOVED[language]
         answer = f"{answer}\n\n{note}"
-    return {**update, "answer": answer, "citations": build_citations(kept, state.knowledge), "abstained": False,
-            "messages": [AIMessage(answer)]}
+    return {
+        **update,
+        "answer": answer,
+        "citations": build_citations(kept, state.knowledge),
+        "abstained": False,
+        "messages": [AIMessage(answer)],
+    }
 
 
 def _separator(draft: str, question: str) -> str:
     if "\n" in draft.strip():
         return "\n"
     return "" if detect_language(question) == "zh" else " "
-
-

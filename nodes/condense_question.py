@@ -38,10 +38,13 @@ _POINTS_BACK_EN = re.compile(
     r"^\s*(?:and|also|what about|how about|what if)\b|"
     r"\b(?:it|its|they|them|their|theirs|these|those|former|latter)\b|"
     r"\bthe (?:first|second|third|fourth|fifth|last|next|previous|other|same) ones?\b|"
-    r"\b(?:this|that|another)(?: ones?)?\s*[?.!]*\s*$", re.IGNORECASE)
+    r"\b(?:this|that|another)(?: ones?)?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 _POINTS_BACK_ZH = re.compile(
     r"它|其|(?<!应)该|这个|那个|这些|那些|这种|那种|这样|那样|上面|前面|上述|刚才|另外|还有|"
-    r"第[一二三四五六七八九十\d]+|^\s*(?:那|这)|呢\s*[？?]?\s*$")
+    r"第[一二三四五六七八九十\d]+|^\s*(?:那|这)|呢\s*[？?]?\s*$"
+)
 
 
 class StandaloneQuestion(BaseModel):
@@ -100,10 +103,16 @@ def condense_question(state: State, runtime: Runtime[Context]) -> dict[str, Any]
     question = state.question
     history = state.messages[:-1]
     reply, details, spent = structured_step(
-        runtime, state, "condense_question", StandaloneQuestion,
-        [SystemMessage(pick(CONDENSE_SYSTEM, question)),
-         HumanMessage(pick(CONDENSE_USER, question).format(history=history_text(history), question=question))],
-        offline="rules")
+        runtime,
+        state,
+        "condense_question",
+        StandaloneQuestion,
+        [
+            SystemMessage(pick(CONDENSE_SYSTEM, question)),
+            HumanMessage(pick(CONDENSE_USER, question).format(history=history_text(history), question=question)),
+        ],
+        offline="rules",
+    )
     # The model's question is searched and quoted in later prompts: bounded like the user's.
     standalone = clean_question(reply.question).text if reply is not None else ""
     if not standalone:

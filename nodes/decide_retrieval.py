@@ -55,10 +55,18 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     history = state.messages[:-1] if asked else state.messages
     rule = classify_message(question)
     decision, details, spent = structured_step(
-        runtime, state, "decide_retrieval", RetrievalDecision,
-        [SystemMessage(pick(DECIDE_SYSTEM, question)),
-         HumanMessage(pick(DECIDE_USER, question).format(history=history_text(history), question=question))],
-        wanted=rule != "empty", offline="rules", starts_turn=True)
+        runtime,
+        state,
+        "decide_retrieval",
+        RetrievalDecision,
+        [
+            SystemMessage(pick(DECIDE_SYSTEM, question)),
+            HumanMessage(pick(DECIDE_USER, question).format(history=history_text(history), question=question)),
+        ],
+        wanted=rule != "empty",
+        offline="rules",
+        starts_turn=True,
+    )
     route: str = rule
     if decision is not None:
         route = "retrieve" if decision.retrieve else (rule if rule != "retrieve" else "chat")
@@ -75,5 +83,12 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         messages = []
     # The conversation keeps its latest turns only: prompts and checkpoints stay bounded (graph.memory).
     messages = [*forget_old_turns(history, runtime.context.history_turns), *messages]
-    return {**fresh_turn(), **spent, "question": question, "messages": messages, "route": route, "query": question,
-            "trace": Overwrite(record(runtime, "decide_retrieval", route, **details))}
+    return {
+        **fresh_turn(),
+        **spent,
+        "question": question,
+        "messages": messages,
+        "route": route,
+        "query": question,
+        "trace": Overwrite(record(runtime, "decide_retrieval", route, **details)),
+    }

@@ -39,23 +39,37 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     question = state.question
     system = GENERATE_STRICT_SYSTEM if strict else GENERATE_SYSTEM
     reply, details, spent = text_step(
-        runtime, state, "generate",
-        [SystemMessage(pick(system, question)),
-         HumanMessage(pick(GENERATE_USER, question).format(passages=quote_knowledge(state.knowledge),
-                                                            question=question))],
-        language=detect_language(question), wanted=bool(state.knowledge))
+        runtime,
+        state,
+        "generate",
+        [
+            SystemMessage(pick(system, question)),
+            HumanMessage(
+                pick(GENERATE_USER, question).format(passages=quote_knowledge(state.knowledge), question=question)
+            ),
+        ],
+        language=detect_language(question),
+        wanted=bool(state.knowledge),
+    )
     draft = reply or ""
     if not draft and state.knowledge:
         profile = current_resources().evaluator(context).profile(question)
-        sentences = extractive_answer(state.knowledge, profile, max_sentences=context.max_answer_sentences,
-                                      strict=strict)
+        sentences = extractive_answer(
+            state.knowledge, profile, max_sentences=context.max_answer_sentences, strict=strict
+        )
         draft = format_answer(sentences, profile.language)
         runtime.stream_writer({"type": "token", "text": draft})
     return {
         "draft": draft,
         "support": None,
         "regenerate_count": state.regenerate_count + (1 if strict else 0),
-        "trace": record(runtime, "generate", "regenerated" if strict else "generated", chars=len(draft),
-                        regenerate=state.regenerate_count + (1 if strict else 0), **details),
+        "trace": record(
+            runtime,
+            "generate",
+            "regenerated" if strict else "generated",
+            chars=len(draft),
+            regenerate=state.regenerate_count + (1 if strict else 0),
+            **details,
+        ),
         **spent,
     }

@@ -56,22 +56,32 @@ def label_score(label: str, upper: float, lower: float) -> float:
     return {"relevant": 1.0, "irrelevant": 0.0}.get(label, (upper + lower) / 2)
 
 
-def _grade_with_chat(runtime: Runtime[Context], state: State,
-                     passages: Sequence[Passage]) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+def _grade_with_chat(
+    runtime: Runtime[Context], state: State, passages: Sequence[Passage]
+) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
     context = runtime.context
     question = state.question
-    quoted = quote_passages((i, locate(p["source"], p["section"], p["first"], p["last"], title=p["title"]), p["text"])
-                            for i, p in enumerate(passages, 1))
+    quoted = quote_passages(
+        (i, locate(p["source"], p["section"], p["first"], p["last"], title=p["title"]), p["text"])
+        for i, p in enumerate(passages, 1)
+    )
     reply, details, spent = structured_step(
-        runtime, state, "grade_documents", PassageGrades,
-        [SystemMessage(pick(GRADE_SYSTEM, question)),
-         HumanMessage(pick(GRADE_USER, question).format(question=question, passages=quoted))],
-        wanted=bool(passages))
+        runtime,
+        state,
+        "grade_documents",
+        PassageGrades,
+        [
+            SystemMessage(pick(GRADE_SYSTEM, question)),
+            HumanMessage(pick(GRADE_USER, question).format(question=question, passages=quoted)),
+        ],
+        wanted=bool(passages),
+    )
     scores: dict[str, float] = {}
     for grade in reply.grades if reply is not None else []:
         if 1 <= grade.passage <= len(passages):
-            scores[passages[grade.passage - 1]["id"]] = label_score(grade.relevance, context.upper_threshold,
-                                                                    context.lower_threshold)
+            scores[passages[grade.passage - 1]["id"]] = label_score(
+                grade.relevance, context.upper_threshold, context.lower_threshold
+            )
     if reply is not None and len(scores) < len(passages):
         details["offline_for"] = len(passages) - len(scores)
     return scores, details, spent
@@ -96,14 +106,23 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         profile = evaluator.profile(state.question)
         scores.update({p["id"]: round(evaluator.score_passage(profile, p), 4) for p in remaining})
     grades = {**state.grades, **scores}
-    action = corrective_action((grades[p["id"]] for p in state.contexts), context.upper_threshold,
-                               context.lower_threshold)
-    shown = [{"source": p["source"], "sentences": [p["first"], p["last"]], "score": grades[p["id"]]}
-             for p in state.contexts]
+    action = corrective_action(
+        (grades[p["id"]] for p in state.contexts), context.upper_threshold, context.lower_threshold
+    )
+    shown = [
+        {"source": p["source"], "sentences": [p["first"], p["last"]], "score": grades[p["id"]]} for p in state.contexts
+    ]
     return {
         "grades": grades,
         "action": action,
-        "trace": record(runtime, "grade_documents", action, scores=shown, graded=len(ungraded),
-                        requery=state.requery_count, **details),
+        "trace": record(
+            runtime,
+            "grade_documents",
+            action,
+            scores=shown,
+            graded=len(ungraded),
+            requery=state.requery_count,
+            **details,
+        ),
         **spent,
     }

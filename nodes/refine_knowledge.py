@@ -39,8 +39,10 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     index = retriever.index
     evaluator = current_resources().evaluator(context)
     profile = evaluator.profile(state.question)
-    passages = sorted((p for p in state.contexts if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
-                      key=lambda p: -state.grades[p["id"]])
+    passages = sorted(
+        (p for p in state.contexts if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
+        key=lambda p: -state.grades[p["id"]],
+    )
     scored: list[tuple[float, int, KnowledgeStrip]] = []
     leans: dict[tuple[str, int], list[KnowledgeStrip]] = {}
     for rank, passage in enumerate(passages):
@@ -67,19 +69,41 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     for rank in sorted({r for r, _ in chosen.values()}):
         strips = sorted((s for r, s in chosen.values() if r == rank), key=lambda s: s.position)
         passage = passages[rank]
-        knowledge.append(KnowledgeItem(
-            n=len(knowledge) + 1, doc_id=passage["doc_id"], source=passage["source"], title=passage["title"],
-            section=list(strips[0].section), first=strips[0].position, last=strips[-1].position,
-            text=defuse_markers(recompose(index, strips)),
-            score=round(max(score_of[(s.doc_id, s.position)] for s in strips), 4),
-            strips=[Strip(position=s.position, kind=s.kind, text=defuse_markers(s.text),
-                          score=round(score_of[(s.doc_id, s.position)], 4),
-                          leans_on=[c.position for c in leans.get((s.doc_id, s.position), [])]) for s in strips],
-        ))
-    shown = [{"n": k["n"], "source": k["source"], "sentences": [k["first"], k["last"]], "score": k["score"]}
-             for k in knowledge]
+        knowledge.append(
+            KnowledgeItem(
+                n=len(knowledge) + 1,
+                doc_id=passage["doc_id"],
+                source=passage["source"],
+                title=passage["title"],
+                section=list(strips[0].section),
+                first=strips[0].position,
+                last=strips[-1].position,
+                text=defuse_markers(recompose(index, strips)),
+                score=round(max(score_of[(s.doc_id, s.position)] for s in strips), 4),
+                strips=[
+                    Strip(
+                        position=s.position,
+                        kind=s.kind,
+                        text=defuse_markers(s.text),
+                        score=round(score_of[(s.doc_id, s.position)], 4),
+                        leans_on=[c.position for c in leans.get((s.doc_id, s.position), [])],
+                    )
+                    for s in strips
+                ],
+            )
+        )
+    shown = [
+        {"n": k["n"], "source": k["source"], "sentences": [k["first"], k["last"]], "score": k["score"]}
+        for k in knowledge
+    ]
     return {
         "knowledge": knowledge,
-        "trace": record(runtime, "refine_knowledge", f"kept {kept_count} strips", action=state.action,
-                        passages=len(passages), items=shown),
+        "trace": record(
+            runtime,
+            "refine_knowledge",
+            f"kept {kept_count} strips",
+            action=state.action,
+            passages=len(passages),
+            items=shown,
+        ),
     }

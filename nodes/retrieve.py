@@ -25,11 +25,21 @@ def to_passage(context: RetrievedContext, query: str) -> Passage:
         The passage.
     """
     return Passage(
-        id=passage_id(context.text), doc_id=context.doc_id, source=context.source, title=context.title,
-        section=list(context.section), first=context.first, last=context.last, text=context.text,
-        score=context.score, dense_score=context.dense_score, bm25_score=context.bm25_score,
-        dense_rank=context.dense_rank, bm25_rank=context.bm25_rank,
-        hit_positions=sorted(h.position for h in context.hits), query=query,
+        id=passage_id(context.text),
+        doc_id=context.doc_id,
+        source=context.source,
+        title=context.title,
+        section=list(context.section),
+        first=context.first,
+        last=context.last,
+        text=context.text,
+        score=context.score,
+        dense_score=context.dense_score,
+        bm25_score=context.bm25_score,
+        dense_rank=context.dense_rank,
+        bm25_rank=context.bm25_rank,
+        hit_positions=sorted(h.position for h in context.hits),
+        query=query,
     )
 
 
@@ -49,11 +59,19 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     passages = [to_passage(c, query) for c in result.contexts]
     known = {p["id"] for p in state.contexts}
     new = [p for p in passages if p["id"] not in known]
-    found = [{"source": p["source"], "title": p["title"], "section": p["section"],
-              "sentences": [p["first"], p["last"]]} for p in passages]
+    found = [
+        {"source": p["source"], "title": p["title"], "section": p["section"], "sentences": [p["first"], p["last"]]}
+        for p in passages
+    ]
     return {
         "contexts": passages,
         "queries": [*state.queries, query],
-        "trace": record(runtime, "retrieve", f"{len(new)} new of {len(passages)}", query=query, found=found,
-                        ms={k: round(v, 1) for k, v in result.timings_ms.items()}),
+        "trace": record(
+            runtime,
+            "retrieve",
+            f"{len(new)} new of {len(passages)}",
+            query=query,
+            found=found,
+            ms={k: round(v, 1) for k, v in result.timings_ms.items()},
+        ),
     }

@@ -39,10 +39,19 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # Titles come from the documents: quoted as a JSON list of strings, defused like passages.
     found = json.dumps(sorted({defuse(p["title"]) for p in state.contexts}), ensure_ascii=False)
     reply, details, spent = structured_step(
-        runtime, state, "rewrite_query", RewrittenQuery,
-        [SystemMessage(pick(REWRITE_SYSTEM, state.question)),
-         HumanMessage(pick(REWRITE_USER, state.question).format(
-             question=state.question, queries="; ".join(previous), found=found))])
+        runtime,
+        state,
+        "rewrite_query",
+        RewrittenQuery,
+        [
+            SystemMessage(pick(REWRITE_SYSTEM, state.question)),
+            HumanMessage(
+                pick(REWRITE_USER, state.question).format(
+                    question=state.question, queries="; ".join(previous), found=found
+                )
+            ),
+        ],
+    )
     query = reply.query.strip() if reply is not None else ""
     if not query:
         retriever = current_resources().retriever(context)

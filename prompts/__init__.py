@@ -78,8 +78,10 @@ def quote_knowledge(knowledge: Sequence[KnowledgeItem]) -> str:
     Returns:
         The tagged passages.
     """
-    return quote_passages((k["n"], locate(k["source"], k["section"], k["first"], k["last"], title=k["title"]),
-                           k["text"]) for k in knowledge)
+    return quote_passages(
+        (k["n"], locate(k["source"], k["section"], k["first"], k["last"], title=k["title"]), k["text"])
+        for k in knowledge
+    )
 
 
 def history_text(messages: Sequence[BaseMessage], limit: int = 6) -> str:

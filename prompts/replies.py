@@ -28,7 +28,7 @@ UNVERIFIED_REMOVED = {
 
 GREETING = {
     "en": "Hello! Ask me a question about the documents in the knowledge base, and I will answer with "
-          "citations, or tell you when the documents do not say.",
+    "citations, or tell you when the documents do not say.",
     "zh": "你好！请就知识库中的文档提问，我会给出带引用的回答；如果文档中没有答案，我也会如实告诉你。",
 }
 

@@ -33,8 +33,11 @@ def main(data_dir: str) -> None:
             began = time.monotonic()
             result = ask("How long are application logs kept?", data_dir=data_dir)
             offline = sum("fallback" in step for step in result.trace)
-            print(f"{name}: {time.monotonic() - began:.1f} s, {len(server.requests)} requests, "
-                  f"{offline} steps offline, answered: {'90 days' in result.answer}", flush=True)
+            print(
+                f"{name}: {time.monotonic() - began:.1f} s, {len(server.requests)} requests, "
+                f"{offline} steps offline, answered: {'90 days' in result.answer}",
+                flush=True,
+            )
     os._exit(0)  # the silent server's handler is still asleep: do not wait for it
 
 

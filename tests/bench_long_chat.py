@@ -40,10 +40,14 @@ def main() -> None:
                 session.answer(TURNS[turn % 2])
             seconds = (time.perf_counter() - began) / (min(start + batch, total) - start)
             with sqlite3.connect(database) as db:
-                size = db.execute("SELECT length(checkpoint) FROM checkpoints ORDER BY checkpoint_id DESC "
-                                  "LIMIT 1").fetchone()[0]
-            print(f"{start + 1:>4}-{min(start + batch, total):<5} {seconds:7.3f}   {size / 1024:10.1f} KB   "
-                  f"{database.stat().st_size / 1024:8.0f} KB", flush=True)
+                size = db.execute(
+                    "SELECT length(checkpoint) FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1"
+                ).fetchone()[0]
+            print(
+                f"{start + 1:>4}-{min(start + batch, total):<5} {seconds:7.3f}   {size / 1024:10.1f} KB   "
+                f"{database.stat().st_size / 1024:8.0f} KB",
+                flush=True,
+            )
     finally:
         session.close()
 

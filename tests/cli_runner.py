@@ -9,8 +9,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def selfcrag(*args: str | Path, cwd: Path, url: str | None = None, stdin: str | None = None, key: str = "test-key",
-             prefix: Sequence[str] = (), **env: str) -> subprocess.CompletedProcess[str]:
+def selfcrag(
+    *args: str | Path,
+    cwd: Path,
+    url: str | None = None,
+    stdin: str | None = None,
+    key: str = "test-key",
+    prefix: Sequence[str] = (),
+    **env: str,
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m selfcrag.cli ARGS`` in ``cwd`` (a folder without a .env); the chat model is ``url``'s, if any.
 
     ``prefix`` runs it under another command (``setpriv ...``).
@@ -19,5 +26,12 @@ def selfcrag(*args: str | Path, cwd: Path, url: str | None = None, stdin: str | 
     if url is not None:
         environment.update(OPENAI_BASE_URL=url, OPENAI_API_KEY=key)
     environment.update(env)
-    return subprocess.run([*prefix, sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300, env=environment, input=stdin)
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "selfcrag.cli", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+        input=stdin,
+    )

@@ -63,12 +63,22 @@ class ScriptedChat(BaseChatModel):
             return AIMessage(content="", tool_calls=[{"name": step, "args": reply, "id": f"call_{next(_ids)}"}])
         return AIMessage(content=json.dumps(reply) if isinstance(reply, dict) else str(reply))
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs))])
 
-    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
         message = self._reply(messages, kwargs)
         for piece in re.findall(r"\S+\s*|\s+", message.text) or [""]:
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
@@ -79,8 +89,9 @@ class ScriptedChat(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Runnable[Any, Any]:
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
-    def with_structured_output(self, schema: Any, *, include_raw: bool = False, method: str = "json_schema",
-                               **kwargs: Any) -> Runnable[Any, Any]:
+    def with_structured_output(
+        self, schema: Any, *, include_raw: bool = False, method: str = "json_schema", **kwargs: Any
+    ) -> Runnable[Any, Any]:
         if method == "function_calling":
             return super().with_structured_output(schema, include_raw=include_raw)
         # json_schema arrives as OpenAI's {"name", "schema"} dict, json_mode as the pydantic class.
@@ -103,9 +114,9 @@ def grades(*labels: str) -> Callable[[Sequence[BaseMessage]], dict[str, Any]]:
     Returns:
         A reply callable.
     """
+
     def reply(messages: Sequence[BaseMessage]) -> dict[str, Any]:
         shown = len(re.findall(r'<passage n="\d+"', messages[-1].text))
-        return {"grades": [{"passage": i, "relevance": labels[min(i, len(labels)) - 1]}
-                           for i in range(1, shown + 1)]}
+        return {"grades": [{"passage": i, "relevance": labels[min(i, len(labels)) - 1]} for i in range(1, shown + 1)]}
 
     return reply

@@ -112,8 +112,9 @@ class ScriptedOpenAIServer:
             handler.wfile.write(reply.raw)
             return
         if reply.status != 200:
-            error = json.dumps({"error": {"message": reply.message or f"scripted {reply.status}",
-                                          "type": "server_error"}}).encode()
+            error = json.dumps(
+                {"error": {"message": reply.message or f"scripted {reply.status}", "type": "server_error"}}
+            ).encode()
             handler.send_response(reply.status)
             handler.send_header("Content-Type", "application/json")
             if reply.status == 429 and reply.retry_after is not None:
@@ -125,23 +126,35 @@ class ScriptedOpenAIServer:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.tool_call is not None:
             name = body["tools"][0]["function"]["name"]
-            message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                      "function": {"name": name, "arguments": json.dumps(reply.tool_call)}}]
+            message["tool_calls"] = [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(reply.tool_call)},
+                }
+            ]
         if body.get("stream"):
             handler.send_response(200)
             handler.send_header("Content-Type", "text/event-stream")
             handler.end_headers()
             pieces = re.findall(r"\S+\s*|\s+", reply.content or "")
-            for piece in pieces[:reply.drop_after]:
+            for piece in pieces[: reply.drop_after]:
                 handler.wfile.write(_event({"role": "assistant", "content": piece}, None))
             if reply.drop_after is not None:
                 _drop(handler)
                 return
             handler.wfile.write(_event({}, "stop") + b"data: [DONE]\n\n")
             return
-        payload = json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-                              "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                              "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+        payload = json.dumps(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        ).encode()
         handler.send_response(200)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(payload)))
@@ -162,8 +175,13 @@ class ScriptedOpenAIServer:
 
 
 def _event(delta: dict[str, Any], finish: str | None) -> bytes:
-    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "m",
-             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    chunk = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
@@ -217,8 +235,10 @@ class WorkflowScript:
         if step == "RetrievalDecision":
             return Reply('{"retrieve": true}')
         if step == "PassageGrades":
-            grades = [{"passage": i, "relevance": "relevant" if i == 1 else "irrelevant"}
-                      for i in range(1, passages_shown(body) + 1)]
+            grades = [
+                {"passage": i, "relevance": "relevant" if i == 1 else "irrelevant"}
+                for i in range(1, passages_shown(body) + 1)
+            ]
             return Reply("<think>Passage 1 states the period.</think>" + json.dumps({"grades": grades}))
         if step == "SupportJudgement":
             return Reply('{"verdict": "fully", "unsupported_sentences": [], "missing": ""}')

@@ -11,8 +11,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Where each installed package's source lives (pyproject's package-dir).
-SOURCES = {"selfcrag": ROOT / "selfcrag", "selfcrag.graph": ROOT / "graph", "selfcrag.nodes": ROOT / "nodes",
-           "selfcrag.prompts": ROOT / "prompts"}
+SOURCES = {
+    "selfcrag": ROOT / "selfcrag",
+    "selfcrag.graph": ROOT / "graph",
+    "selfcrag.nodes": ROOT / "nodes",
+    "selfcrag.prompts": ROOT / "prompts",
+}
 
 # Bottom to top: a module may import its own layer's package and the layers below, never above.
 # graph/ holds both the state and context that nodes read and the wiring that imports the nodes,
@@ -25,8 +29,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("selfcrag.llm", "selfcrag.cite"),
     ("selfcrag.prompts",),
     ("selfcrag.heuristics",),
-    ("selfcrag.graph.state", "selfcrag.graph.context", "selfcrag.graph.question", "selfcrag.graph.trace",
-     "selfcrag.graph.resources", "selfcrag.graph.chat_step", "selfcrag.graph.memory"),
+    (
+        "selfcrag.graph.state",
+        "selfcrag.graph.context",
+        "selfcrag.graph.question",
+        "selfcrag.graph.trace",
+        "selfcrag.graph.resources",
+        "selfcrag.graph.chat_step",
+        "selfcrag.graph.memory",
+    ),
     ("selfcrag.nodes",),
     ("selfcrag.graph", "selfcrag.graph.builder", "selfcrag.graph.api"),
     ("selfcrag.eval",),
@@ -86,8 +97,12 @@ def test_the_only_top_level_package_in_the_source_is_selfcrag() -> None:
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
-    upward = sorted(f"{source} -> {target}" for source, targets in dependency_graph().items() for target in targets
-                    if layer_of(target) > layer_of(source) and package_of(target) != package_of(source))
+    upward = sorted(
+        f"{source} -> {target}"
+        for source, targets in dependency_graph().items()
+        for target in targets
+        if layer_of(target) > layer_of(source) and package_of(target) != package_of(source)
+    )
     assert not upward, "imports that point up:\n" + "\n".join(upward)
 
 
@@ -103,7 +118,7 @@ def test_modules_import_each_other_without_a_cycle() -> None:
         path.append(module)
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                cycles.append([*path[path.index(target):], target])
+                cycles.append([*path[path.index(target) :], target])
             elif target not in state:
                 visit(target)
         path.pop()

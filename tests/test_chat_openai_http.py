@@ -23,7 +23,7 @@ from selfcrag.llm.errors import UnparsableReplyError
 from selfcrag.llm.replies import RetrievalDecision
 from selfcrag.llm.structured import invoke_structured
 
-QUESTION = [SystemMessage("Reply with JSON: {\"retrieve\": true|false}"), HumanMessage("Hello!")]
+QUESTION = [SystemMessage('Reply with JSON: {"retrieve": true|false}'), HumanMessage("Hello!")]
 
 
 @pytest.fixture
@@ -32,11 +32,23 @@ def serve() -> Iterator[Callable[[Script], ScriptedOpenAIServer]]:
         yield start
 
 
-def decide(server: ScriptedOpenAIServer, method: str = "json_schema", timeout: float = 5.0,
-           attempts: int = 3, parse_attempts: int = 2) -> RetrievalDecision:
+def decide(
+    server: ScriptedOpenAIServer,
+    method: str = "json_schema",
+    timeout: float = 5.0,
+    attempts: int = 3,
+    parse_attempts: int = 2,
+) -> RetrievalDecision:
     model = build_chat_model("scripted-model", "test-key", server.url, timeout, 0.0)
-    return invoke_structured(model, RetrievalDecision, QUESTION, method=method, attempts=attempts,
-                             parse_attempts=parse_attempts, name="decide_retrieval")
+    return invoke_structured(
+        model,
+        RetrievalDecision,
+        QUESTION,
+        method=method,
+        attempts=attempts,
+        parse_attempts=parse_attempts,
+        name="decide_retrieval",
+    )
 
 
 def test_structured_reply_with_json_schema(serve: Callable[[Script], ScriptedOpenAIServer]) -> None:
@@ -58,8 +70,7 @@ def test_structured_reply_with_json_mode(serve: Callable[[Script], ScriptedOpenA
 
 
 @pytest.mark.parametrize("status", [429, 500, 503])
-def test_rate_limit_and_server_error_are_retried(serve: Callable[[Script], ScriptedOpenAIServer],
-                                                 status: int) -> None:
+def test_rate_limit_and_server_error_are_retried(serve: Callable[[Script], ScriptedOpenAIServer], status: int) -> None:
     server = serve([Reply(status=status), Reply('{"retrieve": true}')])
     assert decide(server) == RetrievalDecision(retrieve=True)
     assert len(server.requests) == 2
@@ -79,7 +90,8 @@ def test_malformed_json_is_asked_again(serve: Callable[[Script], ScriptedOpenAIS
 
 
 def test_malformed_json_every_time_gives_up_after_the_parse_attempts(
-        serve: Callable[[Script], ScriptedOpenAIServer]) -> None:
+    serve: Callable[[Script], ScriptedOpenAIServer],
+) -> None:
     server = serve([Reply("I would rather not answer in JSON.")])
     with pytest.raises(UnparsableReplyError):
         decide(server, parse_attempts=3)
@@ -87,8 +99,9 @@ def test_malformed_json_every_time_gives_up_after_the_parse_attempts(
 
 
 def test_think_blocks_around_the_json_are_stripped(serve: Callable[[Script], ScriptedOpenAIServer]) -> None:
-    server = serve([Reply('<think>The user says hello: no documents needed. {"retrieve": true}?</think>\n'
-                          '{"retrieve": false}')])
+    server = serve(
+        [Reply('<think>The user says hello: no documents needed. {"retrieve": true}?</think>\n{"retrieve": false}')]
+    )
     assert decide(server) == RetrievalDecision(retrieve=False)
 
 
@@ -107,7 +120,8 @@ def test_timeouts_every_time_raise_after_the_attempts(serve: Callable[[Script], 
 
 
 def test_a_question_answered_through_chatopenai_costs_four_requests(
-        serve: Callable[[Script], ScriptedOpenAIServer], kb_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    serve: Callable[[Script], ScriptedOpenAIServer], kb_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = serve(WorkflowScript("<think>Passage 1 says 90 days.</think>Application logs are kept for 90 days. [1]"))
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
@@ -119,7 +133,8 @@ def test_a_question_answered_through_chatopenai_costs_four_requests(
 
 
 def test_streamed_answer_tokens_arrive_without_reasoning(
-        serve: Callable[[Script], ScriptedOpenAIServer], kb_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    serve: Callable[[Script], ScriptedOpenAIServer], kb_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = serve(WorkflowScript("<think>Passage 1 says 90 days.</think>Application logs are kept for 90 days. [1]"))
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
@@ -130,7 +145,8 @@ def test_streamed_answer_tokens_arrive_without_reasoning(
 
 
 def test_an_endpoint_that_keeps_failing_falls_back_offline(
-        serve: Callable[[Script], ScriptedOpenAIServer], kb_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    serve: Callable[[Script], ScriptedOpenAIServer], kb_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server = serve([Reply(status=503)])
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")

@@ -24,16 +24,25 @@ def index(index_copy: Path) -> Path:
 
 def selfcrag(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     # Run in a folder without a .env, so no chat endpoint is picked up: the offline path.
-    return subprocess.run([sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=180
+    )
 
 
 def test_json_holds_the_answer_citations_trace_and_abstained(index: Path, kb_dir: Path) -> None:
     run = selfcrag("ask", LOGS, "--json", "--data-dir", index, cwd=index.parent)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
-    assert set(result) == {"question", "answer", "citations", "trace", "abstained", "closest_sources", "notes",
-                           "degraded"}
+    assert set(result) == {
+        "question",
+        "answer",
+        "citations",
+        "trace",
+        "abstained",
+        "closest_sources",
+        "notes",
+        "degraded",
+    }
     assert result["degraded"] is False and result["notes"] == []
     assert result["question"] == LOGS and "90 days" in result["answer"] and result["abstained"] is False
     citation = result["citations"][0]
@@ -62,8 +71,11 @@ def test_piped_output_streams_the_answer_then_sources_and_route_in_plain_text(in
     assert lines[1].startswith("route: retrieved 5 · graded correct · rewrites 0 · fully supported")
     # People read sentence ranges from 1.
     cited = ask(LOGS, data_dir=kb_dir).citations[0]
-    assert lines[2:] == ["sources:", f"  [1] data-retention-policy.md | 4. Retention periods › 4.1 Logs and metrics | "
-                                     f"sentences {cited.first + 1}–{cited.last + 1}"]
+    assert lines[2:] == [
+        "sources:",
+        f"  [1] data-retention-policy.md | 4. Retention periods › 4.1 Logs and metrics | "
+        f"sentences {cited.first + 1}–{cited.last + 1}",
+    ]
 
 
 def test_no_stream_prints_the_same_answer_when_it_is_complete(index: Path) -> None:

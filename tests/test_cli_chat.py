@@ -39,8 +39,15 @@ def start_chat(sessions: list[pexpect.spawn], index: Path, *args: str, **env: st
     # Run in a folder without a .env; no chat endpoint unless the test gives one.
     environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     environment.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", **env)
-    child = pexpect.spawn(sys.executable, ["-m", "selfcrag.cli", "chat", "--data-dir", str(index), *args],
-                          cwd=str(index.parent), env=environment, dimensions=(50, 200), encoding="utf-8", timeout=60)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "selfcrag.cli", "chat", "--data-dir", str(index), *args],
+        cwd=str(index.parent),
+        env=environment,
+        dimensions=(50, 200),
+        encoding="utf-8",
+        timeout=60,
+    )
     sessions.append(child)
     child.expect_exact(" · /help for commands, Ctrl-D to leave")
     return child
@@ -80,8 +87,14 @@ def test_sources_and_trace_show_the_last_answer_in_full(sessions: list[pexpect.s
     chat.expect(r"\[1\] \S*aurora-api-guide\.md › Authentication \(sentences \d+–\d+\)")
     chat.expect_exact("Access tokens expire after 3600 seconds (one hour).")
     say(chat, "/trace")
-    for step in ("1. decide_retrieval", "2. retrieve", "3. grade_documents", "4. refine_knowledge", "5. generate",
-                 "6. check_support"):
+    for step in (
+        "1. decide_retrieval",
+        "2. retrieve",
+        "3. grade_documents",
+        "4. refine_knowledge",
+        "5. generate",
+        "6. check_support",
+    ):
         chat.expect_exact(step)
         if step == "3. grade_documents":
             chat.expect(r"aurora-api-guide\.md \(sentences \d+–\d+\)  score 0\.\d{3}")
@@ -136,8 +149,14 @@ def test_ctrl_c_cancels_the_answer_and_the_session_goes_on(sessions: list[pexpec
 
 
 def test_piped_output_has_no_colours_and_echoes_the_questions(index: Path) -> None:
-    run = subprocess.run([sys.executable, "-m", "selfcrag.cli", "chat", "--data-dir", str(index), "--thread", "piped"],
-                         input=f"{ACCESS}\n/sources\n", cwd=index.parent, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", "chat", "--data-dir", str(index), "--thread", "piped"],
+        input=f"{ACCESS}\n/sources\n",
+        cwd=index.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert "\x1b[" not in run.stdout
     lines = run.stdout.splitlines()
@@ -149,8 +168,14 @@ def test_piped_output_has_no_colours_and_echoes_the_questions(index: Path) -> No
 
 
 def test_nothing_indexed_says_how_to_ingest_and_the_session_goes_on(tmp_path: Path) -> None:
-    run = subprocess.run([sys.executable, "-m", "selfcrag.cli", "chat", "--data-dir", str(tmp_path / "empty")],
-                         input=f"{ACCESS}\n/help\n", cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", "chat", "--data-dir", str(tmp_path / "empty")],
+        input=f"{ACCESS}\n/help\n",
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0
     errors = run.stderr.splitlines()
     assert len(errors) == 2 and all("run `selfcrag ingest PATH` first" in line for line in errors)

@@ -64,8 +64,14 @@ STORAGE = "长期不用时要怎么处理？"
 
 
 def selfcrag(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=180, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +90,10 @@ def test_a_hard_wrapped_english_sentence_is_answered_on_one_line_with_one_marker
     run = selfcrag("ask", PYTHON, "--data-dir", wrapped_index, cwd=wrapped_index.parent)
     assert run.returncode == 0, run.stderr
     answer, route = run.stdout.splitlines()[:2]
-    assert answer == ("The widget library works on Linux, macOS and Windows and needs Python 3.8 or later to run; "
-                      "older interpreters are not supported at all by the current release. [1]")
+    assert answer == (
+        "The widget library works on Linux, macOS and Windows and needs Python 3.8 or later to run; "
+        "older interpreters are not supported at all by the current release. [1]"
+    )
     assert route.startswith("route: ") and "fully supported" in route
 
 
@@ -108,8 +116,14 @@ def test_a_streamed_chat_model_answer_is_printed_once_when_piped(index_copy: Pat
     answer = "Application logs are kept for **90 days** [1].\n\nAfter that they are deleted [1]."
     with serving() as start:
         server = start(WorkflowScript(answer))
-        run = selfcrag("ask", "How long are application logs kept?", "--data-dir", index_copy, cwd=index_copy.parent,
-                       env={"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"})
+        run = selfcrag(
+            "ask",
+            "How long are application logs kept?",
+            "--data-dir",
+            index_copy,
+            cwd=index_copy.parent,
+            env={"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"},
+        )
     assert run.returncode == 0, run.stderr
     assert "text" in server.script.calls  # type: ignore[union-attr]
     assert "checked against the sources" not in run.stdout
@@ -118,11 +132,12 @@ def test_a_streamed_chat_model_answer_is_printed_once_when_piped(index_copy: Pat
 
 
 def test_the_sources_show_a_section_that_is_not_the_document_title(wrapped_index: Path) -> None:
-    run = selfcrag("ask", "Does Rich work with Windows terminals?", "--data-dir", wrapped_index,
-                   cwd=wrapped_index.parent)
+    run = selfcrag(
+        "ask", "Does Rich work with Windows terminals?", "--data-dir", wrapped_index, cwd=wrapped_index.parent
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    sources = lines[lines.index("sources:") + 1:]
+    sources = lines[lines.index("sources:") + 1 :]
     assert sources[0].startswith("  [1] rich.md | Compatibility | sentence")
 
 
@@ -133,15 +148,22 @@ def test_the_sources_show_the_heading_path_under_the_title(wrapped_index: Path) 
 
 
 def test_a_title_written_in_html_is_shown_without_its_tags(wrapped_index: Path) -> None:
-    run = selfcrag("ask", "How long does the gadget take to charge?", "--json", "--data-dir", wrapped_index,
-                   cwd=wrapped_index.parent)
+    run = selfcrag(
+        "ask",
+        "How long does the gadget take to charge?",
+        "--json",
+        "--data-dir",
+        wrapped_index,
+        cwd=wrapped_index.parent,
+    )
     assert run.returncode == 0, run.stderr
     citation = json.loads(run.stdout)["citations"][0]
     assert citation["source"].endswith("gadget.md") and citation["title"] == "Gadget Guide"
     titles = {step["found"][0]["title"] for step in json.loads(run.stdout)["trace"] if step["step"] == "retrieve"}
     assert titles == {"Gadget Guide"}
-    piped = selfcrag("ask", "How long does the gadget take to charge?", "--data-dir", wrapped_index,
-                     cwd=wrapped_index.parent)
+    piped = selfcrag(
+        "ask", "How long does the gadget take to charge?", "--data-dir", wrapped_index, cwd=wrapped_index.parent
+    )
     assert "  [1] gadget.md | Gadget Guide | sentence" in piped.stdout and "<" not in piped.stdout
 
 
@@ -194,8 +216,9 @@ def test_unsupported_files_in_a_folder_are_listed_as_skipped(tmp_path: Path) -> 
     assert f"skipped {tmp_path / 'docs' / 'usage.rst'}: unsupported type .rst" in run.stderr.splitlines()
 
 
-@pytest.mark.parametrize("command", [(), ("ask",), ("chat",), ("demo",), ("eval",), ("ingest",), ("search",),
-                                     ("bench",)])
+@pytest.mark.parametrize(
+    "command", [(), ("ask",), ("chat",), ("demo",), ("eval",), ("ingest",), ("search",), ("bench",)]
+)
 def test_help_shows_no_type_after_a_flag(tmp_path: Path, command: tuple[str, ...]) -> None:
     run = selfcrag(*command, "--help", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
@@ -231,7 +254,9 @@ def test_the_demo_says_how_to_ask_its_own_index(tmp_path: Path) -> None:
     assert demo.returncode == 0, demo.stderr
     assert "into .selfcrag/demo" in demo.stdout
     lines = demo.stdout.splitlines()
-    assert lines[-2:] == ["Ask your own: selfcrag ask 'How long are application logs kept?' --data-dir .selfcrag/demo",
-                          "or talk with it: selfcrag chat --data-dir .selfcrag/demo"]
+    assert lines[-2:] == [
+        "Ask your own: selfcrag ask 'How long are application logs kept?' --data-dir .selfcrag/demo",
+        "or talk with it: selfcrag chat --data-dir .selfcrag/demo",
+    ]
     asked = selfcrag(*shlex.split(lines[-2].removeprefix("Ask your own: selfcrag ")), cwd=tmp_path)
     assert asked.returncode == 0, asked.stderr

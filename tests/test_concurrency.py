@@ -73,8 +73,11 @@ def test_eight_concurrent_conversations_keep_their_own_memory(kb_dir: Path) -> N
 def fresh_index(tmp_path: Path) -> Iterator[Path]:
     kb = tmp_path / "kb"
     kb.mkdir()
-    (kb / "pump.md").write_text("# Pump\n\nThe coolant pump is serviced every 30 days.\n\n"
-                                "## Filters\n\nEach service replaces the pump filter.\n", encoding="utf-8")
+    (kb / "pump.md").write_text(
+        "# Pump\n\nThe coolant pump is serviced every 30 days.\n\n"
+        "## Filters\n\nEach service replaces the pump filter.\n",
+        encoding="utf-8",
+    )
     data_dir = tmp_path / "index"
     ingest([kb], Context(data_dir=str(data_dir)).settings())
     yield data_dir

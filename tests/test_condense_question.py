@@ -42,25 +42,42 @@ def chat_script(standalone: Any) -> dict[str, list[Any]]:
         "RetrievalDecision": [{"retrieve": True}],
         "StandaloneQuestion": [standalone],
         "PassageGrades": [grades("relevant")],
-        "text": ["Access tokens expire after 3600 seconds (one hour). [1]",
-                 "Refresh tokens remain valid for 30 days. [1]"],
+        "text": [
+            "Access tokens expire after 3600 seconds (one hour). [1]",
+            "Refresh tokens remain valid for 30 days. [1]",
+        ],
         "SupportJudgement": [FULLY],
     }
 
 
-@pytest.mark.parametrize("question", [
-    "What about the second one?", "And backups?", "Is it free?", "How long are they kept?",
-    "Which of the plans includes that?", "那第二个呢？", "它支持蓝牙吗？", "那蓝牙呢？",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What about the second one?",
+        "And backups?",
+        "Is it free?",
+        "How long are they kept?",
+        "Which of the plans includes that?",
+        "那第二个呢？",
+        "它支持蓝牙吗？",
+        "那蓝牙呢？",
+    ],
+)
 def test_short_or_pointing_questions_are_follow_ups(question: str) -> None:
     assert is_follow_up(question)
 
 
-@pytest.mark.parametrize("question", [
-    "What is the default rate limit of the Aurora API?", "How long are application logs kept?",
-    "Is there a burst limit that applies to the Aurora API?", "退货审核通过后，退款多久能退回？",
-    "星火智能音箱怎么恢复出厂设置？", "出差前应该提前几天提交申请？",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the default rate limit of the Aurora API?",
+        "How long are application logs kept?",
+        "Is there a burst limit that applies to the Aurora API?",
+        "退货审核通过后，退款多久能退回？",
+        "星火智能音箱怎么恢复出厂设置？",
+        "出差前应该提前几天提交申请？",
+    ],
+)
 def test_questions_that_name_their_subject_stand_alone(question: str) -> None:
     assert not is_follow_up(question)
     assert standalone_by_rule(question, [ACCESS]) == question
@@ -124,11 +141,16 @@ def test_the_standalone_question_is_what_the_turn_searches_and_answers(kb_dir: P
     assert "".join(text for kind, text in events if kind == "token") == answer.answer
 
 
-@pytest.mark.parametrize("failure", [
-    pytest.param("{not json", id="unparsable"),
-    pytest.param(openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1")),  # type: ignore[arg-type]
-                 id="endpoint-down"),
-])
+@pytest.mark.parametrize(
+    "failure",
+    [
+        pytest.param("{not json", id="unparsable"),
+        pytest.param(
+            openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1")),  # type: ignore[arg-type]
+            id="endpoint-down",
+        ),
+    ],
+)
 def test_a_failed_rewrite_falls_back_to_the_rule(kb_dir: Path, failure: Any) -> None:
     model = ScriptedChat(script=chat_script(failure))
     thread = new_thread()

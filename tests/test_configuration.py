@@ -22,7 +22,8 @@ KEY = "sk-exported-key-0123456789abcdef"
 
 
 def test_an_explicit_value_beats_the_environment_even_when_it_equals_the_default(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("SELFCRAG_TOP_K", "9")
     assert Context().top_k == 9
     assert Context(top_k=5).top_k == 5
@@ -36,7 +37,11 @@ def test_index_and_search_settings_derive_from_the_context(monkeypatch: pytest.M
     context = Context(data_dir="/tmp/kb", window=2, collection="team")
     settings = context.settings()
     assert (settings.data_dir, settings.qdrant_url, settings.qdrant_api_key, settings.collection_prefix) == (
-        Path("/tmp/kb"), "http://127.0.0.1:6333", "qd-key", "team")
+        Path("/tmp/kb"),
+        "http://127.0.0.1:6333",
+        "qd-key",
+        "team",
+    )
     config = context.search_config(mode="dense")
     assert (config.top_k, config.window, config.rrf_k, config.mode) == (5, 2, 60, "dense")
 
@@ -93,16 +98,32 @@ def proxy() -> Iterator[str]:
 def selfcrag(*args: str | Path, cwd: Path, proxy: str, **env: str) -> subprocess.CompletedProcess[str]:
     # An exported key with no base URL means OpenAI's own endpoint: the proxy stops that request on
     # loopback (and records it), so no test sends traffic off this machine.
-    environment = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("OPENAI_", "SELFCRAG_")) and not k.lower().endswith("_proxy")}
-    environment.update(OPENAI_API_KEY=KEY, HTTPS_PROXY=proxy, HTTP_PROXY=proxy, NO_PROXY="127.0.0.1,localhost",
-                       SELFCRAG_MAX_ATTEMPTS="1", **env)
-    return subprocess.run([sys.executable, "-m", "selfcrag.cli", *map(str, args)], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=180)
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "SELFCRAG_")) and not k.lower().endswith("_proxy")
+    }
+    environment.update(
+        OPENAI_API_KEY=KEY,
+        HTTPS_PROXY=proxy,
+        HTTP_PROXY=proxy,
+        NO_PROXY="127.0.0.1,localhost",
+        SELFCRAG_MAX_ATTEMPTS="1",
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", *map(str, args)],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def test_a_dotenv_in_the_current_folder_never_receives_the_exported_key(
-        tmp_path: Path, index_copy: Path, endpoint: ScriptedOpenAIServer, proxy: str) -> None:
+    tmp_path: Path, index_copy: Path, endpoint: ScriptedOpenAIServer, proxy: str
+) -> None:
     folder = planted_folder(tmp_path, endpoint)
     RecordingProxy.destinations.clear()
     run = selfcrag("ask", LOGS, "--json", "--data-dir", index_copy, cwd=folder, proxy=proxy)
@@ -116,12 +137,24 @@ def test_a_dotenv_in_the_current_folder_never_receives_the_exported_key(
 
 
 def test_a_named_env_file_is_read_and_the_exported_environment_wins(
-        tmp_path: Path, index_copy: Path, endpoint: ScriptedOpenAIServer, proxy: str) -> None:
+    tmp_path: Path, index_copy: Path, endpoint: ScriptedOpenAIServer, proxy: str
+) -> None:
     folder = planted_folder(tmp_path, endpoint)
-    (folder / ".env").write_text(f"OPENAI_BASE_URL={endpoint.url}/v1\nSELFCRAG_TOP_K=1\nSELFCRAG_WINDOW=0\n",
-                                 encoding="utf-8")
-    run = selfcrag("--env-file", folder / ".env", "ask", LOGS, "--json", "--data-dir", index_copy, cwd=tmp_path,
-                   proxy=proxy, SELFCRAG_WINDOW="1")
+    (folder / ".env").write_text(
+        f"OPENAI_BASE_URL={endpoint.url}/v1\nSELFCRAG_TOP_K=1\nSELFCRAG_WINDOW=0\n", encoding="utf-8"
+    )
+    run = selfcrag(
+        "--env-file",
+        folder / ".env",
+        "ask",
+        LOGS,
+        "--json",
+        "--data-dir",
+        index_copy,
+        cwd=tmp_path,
+        proxy=proxy,
+        SELFCRAG_WINDOW="1",
+    )
     assert run.returncode == 0, run.stderr
     assert endpoint.requests and all(f"Bearer {KEY}" in h.values() for h in endpoint.headers)  # the user said so
     answer = json.loads(run.stdout)
@@ -130,11 +163,20 @@ def test_a_named_env_file_is_read_and_the_exported_environment_wins(
     assert all(s["method"] == "chat" for s in answer["trace"] if "method" in s)
 
 
-def test_selfcrag_env_file_names_the_file_too(tmp_path: Path, index_copy: Path,
-                                              endpoint: ScriptedOpenAIServer, proxy: str) -> None:
+def test_selfcrag_env_file_names_the_file_too(
+    tmp_path: Path, index_copy: Path, endpoint: ScriptedOpenAIServer, proxy: str
+) -> None:
     folder = planted_folder(tmp_path, endpoint)
-    run = selfcrag("ask", LOGS, "--json", "--data-dir", index_copy, cwd=tmp_path, proxy=proxy,
-                   SELFCRAG_ENV_FILE=str(folder / ".env"))
+    run = selfcrag(
+        "ask",
+        LOGS,
+        "--json",
+        "--data-dir",
+        index_copy,
+        cwd=tmp_path,
+        proxy=proxy,
+        SELFCRAG_ENV_FILE=str(folder / ".env"),
+    )
     assert run.returncode == 0, run.stderr
     assert endpoint.requests
 
@@ -146,11 +188,19 @@ def test_a_named_env_file_that_is_missing_is_one_line(tmp_path: Path, proxy: str
 
 
 def test_a_script_that_asks_twice_exits_without_noise(tmp_path: Path, index_copy: Path) -> None:
-    script = ("from selfcrag import ask\n"
-              f"print(ask({LOGS!r}, data_dir={str(index_copy)!r}).answer)\n"
-              f"print(ask('退款多久能退回？', data_dir={str(index_copy)!r}).answer)\n")
-    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=180,
-                         env={k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SELFCRAG_"))})
+    script = (
+        "from selfcrag import ask\n"
+        f"print(ask({LOGS!r}, data_dir={str(index_copy)!r}).answer)\n"
+        f"print(ask('退款多久能退回？', data_dir={str(index_copy)!r}).answer)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SELFCRAG_"))},
+    )
     assert run.returncode == 0, run.stderr
     assert "90 days" in run.stdout
     assert run.stderr == ""

@@ -26,10 +26,24 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One CLI run of both modes on the tiny set, with a results folder."""
     data_dir = tmp_path_factory.mktemp("tiny_eval")
     out_dir = data_dir / "results"
-    result = CliRunner().invoke(app, [
-        "eval", str(TINY_SET), "--data-dir", str(data_dir), "--mode", "retrieval,answer",
-        "--configs", "dense,bm25,hybrid,hybrid-nowindow,chunk512,selfcrag,plain", "--windows", "2",
-        "--json", "--out", str(out_dir)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(TINY_SET),
+            "--data-dir",
+            str(data_dir),
+            "--mode",
+            "retrieval,answer",
+            "--configs",
+            "dense,bm25,hybrid,hybrid-nowindow,chunk512,selfcrag,plain",
+            "--windows",
+            "2",
+            "--json",
+            "--out",
+            str(out_dir),
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     return {"rows": rows, "out": out_dir, "data_dir": data_dir}
@@ -57,8 +71,21 @@ def test_retrieval_finds_every_answerable_question(run: dict[str, Any]) -> None:
 
 def test_answer_metrics_have_every_key_of_the_issue(run: dict[str, Any]) -> None:
     row = rows_of(run, "answer")["selfcrag"]
-    for key in ("answer_acc", "abstain_ok", "false_abstain", "cited_ok", "llm_calls_per_q", "tokens_per_q",
-                "p50_ms", "p95_ms", "correct", "ambiguous", "incorrect", "rewrote", "regenerated"):
+    for key in (
+        "answer_acc",
+        "abstain_ok",
+        "false_abstain",
+        "cited_ok",
+        "llm_calls_per_q",
+        "tokens_per_q",
+        "p50_ms",
+        "p95_ms",
+        "correct",
+        "ambiguous",
+        "incorrect",
+        "rewrote",
+        "regenerated",
+    ):
         assert key in row
     assert (row["n"], row["answerable"], row["unanswerable"]) == (12, 8, 4)
     assert row["answerer"] == "offline"
@@ -88,16 +115,29 @@ def test_results_folder_holds_json_markdown_chart_and_answers(run: dict[str, Any
 
 
 def test_limit_and_seed_draw_a_sample_with_unanswerable_questions(run: dict[str, Any]) -> None:
-    result = CliRunner().invoke(app, ["eval", str(TINY_SET), "--data-dir", str(run["data_dir"]), "--mode", "answer",
-                                      "--limit", "4", "--seed", "1", "--json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            str(TINY_SET),
+            "--data-dir",
+            str(run["data_dir"]),
+            "--mode",
+            "answer",
+            "--limit",
+            "4",
+            "--seed",
+            "1",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     row = json.loads(result.stdout.splitlines()[-1])
     assert (row["n"], row["unanswerable"]) == (4, 1)
 
 
 def test_unknown_configuration_is_one_line_error(run: dict[str, Any]) -> None:
-    result = CliRunner().invoke(app, ["eval", str(TINY_SET), "--data-dir", str(run["data_dir"]),
-                                      "--configs", "hybird"])
+    result = CliRunner().invoke(app, ["eval", str(TINY_SET), "--data-dir", str(run["data_dir"]), "--configs", "hybird"])
     assert result.exit_code == 1
     assert "unknown configuration 'hybird'" in result.output
 
@@ -105,12 +145,14 @@ def test_unknown_configuration_is_one_line_error(run: dict[str, Any]) -> None:
 def test_with_a_chat_model_the_calls_are_counted(run: dict[str, Any]) -> None:
     evalset = load_set(TINY_SET)
     set_context, _ = ingest_set(evalset, Context(data_dir=str(run["data_dir"])))
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [{"grades": [{"passage": 1, "relevance": "relevant"}]}],
-        "text": ["The answer is in the first passage. [1]"],
-        "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [{"grades": [{"passage": 1, "relevance": "relevant"}]}],
+            "text": ["The answer is in the first passage. [1]"],
+            "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
+        }
+    )
     row = next(run_answer_eval(evalset, set_context, ["selfcrag"], limit=2, seed=0, chat_model=model))
     assert row["answerer"] == "chat"
     # Every call the model saw is counted (at least decide, grade, generate and check support a question).

@@ -24,32 +24,70 @@ from selfcrag.eval.retrieval_eval import parse_config, window_configs
 from selfcrag.eval.sets import Evidence, Question, load_set, sample_questions
 from selfcrag.search.contexts import RetrievedContext
 
-LAMP = Question(id="q1", question="How high is the lamp?", lang="en", answerable=True, answers=(("34 meters",),),
-                evidence=(Evidence("lighthouse", ("34 meters",)),))
-TEA = Question(id="q2", question="云雾山茶园主要出产哪些茶？", lang="zh", answerable=True,
-               answers=(("绿茶",), ("白茶", "白毫银针")), evidence=(Evidence("tea", ("绿茶", "白茶")),))
-COTTAGE = Question(id="q3", question="what became of the keeper's cottage", lang="en", answerable=True,
-                   answers=(("The cottage is a museum since 1998.",),), answer_style="long",
-                   evidence=(Evidence("lighthouse", ("The keeper 's cottage was turned into a museum in 1998 .",)),))
+LAMP = Question(
+    id="q1",
+    question="How high is the lamp?",
+    lang="en",
+    answerable=True,
+    answers=(("34 meters",),),
+    evidence=(Evidence("lighthouse", ("34 meters",)),),
+)
+TEA = Question(
+    id="q2",
+    question="云雾山茶园主要出产哪些茶？",
+    lang="zh",
+    answerable=True,
+    answers=(("绿茶",), ("白茶", "白毫银针")),
+    evidence=(Evidence("tea", ("绿茶", "白茶")),),
+)
+COTTAGE = Question(
+    id="q3",
+    question="what became of the keeper's cottage",
+    lang="en",
+    answerable=True,
+    answers=(("The cottage is a museum since 1998.",),),
+    answer_style="long",
+    evidence=(Evidence("lighthouse", ("The keeper 's cottage was turned into a museum in 1998 .",)),),
+)
 NOWHERE = Question(id="q4", question="Who painted the Sistine Chapel?", lang="en", answerable=False)
 
 
 def context(doc: str, text: str) -> RetrievedContext:
-    return RetrievedContext(doc_id=doc, source=f"/kb/docs/{doc}.txt", title=doc, section=(), first=0, last=0,
-                            start=0, end=len(text), text=text, score=1.0, hits=())
+    return RetrievedContext(
+        doc_id=doc,
+        source=f"/kb/docs/{doc}.txt",
+        title=doc,
+        section=(),
+        first=0,
+        last=0,
+        start=0,
+        end=len(text),
+        text=text,
+        score=1.0,
+        hits=(),
+    )
 
 
-def outcome(answerable: bool, abstained: bool, correct: bool = False, cited_ok: bool | None = None,
-            latency_ms: float = 100.0, **route: Any) -> AnswerOutcome:
+def outcome(
+    answerable: bool,
+    abstained: bool,
+    correct: bool = False,
+    cited_ok: bool | None = None,
+    latency_ms: float = 100.0,
+    **route: Any,
+) -> AnswerOutcome:
     if cited_ok is None and answerable and not abstained:
         cited_ok = True
-    return AnswerOutcome(answerable=answerable, abstained=abstained, correct=correct, cited_ok=cited_ok,
-                         latency_ms=latency_ms, **route)
+    return AnswerOutcome(
+        answerable=answerable, abstained=abstained, correct=correct, cited_ok=cited_ok, latency_ms=latency_ms, **route
+    )
 
 
 def test_question_found_at_rank_two_scores_half_a_reciprocal_rank() -> None:
-    contexts = [context("lighthouse", "The light was converted in 1931."),
-                context("lighthouse", "Its lamp stands 34 meters above sea level.")]
+    contexts = [
+        context("lighthouse", "The light was converted in 1931."),
+        context("lighthouse", "Its lamp stands 34 meters above sea level."),
+    ]
     rank = found_rank(contexts, LAMP)
     scores = aggregate([rank], [sum(len(c.text) for c in contexts)], [10.0])
     assert rank == 2
@@ -57,15 +95,20 @@ def test_question_found_at_rank_two_scores_half_a_reciprocal_rank() -> None:
 
 
 def test_question_not_found_within_five_counts_zero() -> None:
-    contexts = [context("other", "Nothing here.")] * 4 + [context("other", "Still nothing."),
-                                                          context("lighthouse", "34 meters")]
+    contexts = [context("other", "Nothing here.")] * 4 + [
+        context("other", "Still nothing."),
+        context("lighthouse", "34 meters"),
+    ]
     assert found_rank(contexts, LAMP) is None
     assert aggregate([None], [0], [1.0]).mrr_at_5 == 0.0
 
 
 def test_merged_context_supports_when_any_of_its_windows_holds_the_evidence() -> None:
-    merged = context("lighthouse", "Harbor Point Lighthouse was built in 1872. Its lamp stands 34 meters above sea "
-                                   "level. The keeper's cottage is a museum.")
+    merged = context(
+        "lighthouse",
+        "Harbor Point Lighthouse was built in 1872. Its lamp stands 34 meters above sea "
+        "level. The keeper's cottage is a museum.",
+    )
     assert supports(merged, LAMP)
 
 
@@ -101,9 +144,12 @@ def test_citations_are_ok_when_one_cited_passage_supports_the_question() -> None
 
 def test_abstention_shares_are_over_unanswerable_and_answerable_questions_apart() -> None:
     outcomes = [
-        outcome(True, False, correct=True), outcome(True, False, correct=False, cited_ok=False),
-        outcome(True, True), outcome(True, False, correct=True),
-        outcome(False, True), outcome(False, False),
+        outcome(True, False, correct=True),
+        outcome(True, False, correct=False, cited_ok=False),
+        outcome(True, True),
+        outcome(True, False, correct=True),
+        outcome(False, True),
+        outcome(False, False),
     ]
     scores = aggregate_answers(outcomes)
     assert scores["answer_acc"] == 0.5
@@ -114,13 +160,14 @@ def test_abstention_shares_are_over_unanswerable_and_answerable_questions_apart(
 
 
 def test_route_mix_costs_and_latency_percentiles() -> None:
-    outcomes = [outcome(True, False, True, first_action="correct", latency_ms=100, llm_calls=4, tokens=900),
-                outcome(True, False, True, first_action="ambiguous", latency_ms=200, llm_calls=5, tokens=1100,
-                        regenerated=True),
-                outcome(False, True, first_action="incorrect", latency_ms=900, llm_calls=6, tokens=1000,
-                        rewrote=True),
-                outcome(False, True, first_action="incorrect", latency_ms=300, llm_calls=5, tokens=1000,
-                        rewrote=True)]
+    outcomes = [
+        outcome(True, False, True, first_action="correct", latency_ms=100, llm_calls=4, tokens=900),
+        outcome(
+            True, False, True, first_action="ambiguous", latency_ms=200, llm_calls=5, tokens=1100, regenerated=True
+        ),
+        outcome(False, True, first_action="incorrect", latency_ms=900, llm_calls=6, tokens=1000, rewrote=True),
+        outcome(False, True, first_action="incorrect", latency_ms=300, llm_calls=5, tokens=1000, rewrote=True),
+    ]
     scores = aggregate_answers(outcomes)
     assert (scores["correct"], scores["ambiguous"], scores["incorrect"]) == (0.25, 0.25, 0.5)
     assert (scores["rewrote"], scores["regenerated"]) == (0.5, 0.25)
@@ -129,8 +176,9 @@ def test_route_mix_costs_and_latency_percentiles() -> None:
 
 
 def test_sample_keeps_unanswerable_questions_and_is_reproducible() -> None:
-    questions = [Question(f"a{i}", "?", "en", True) for i in range(90)] + \
-                [Question(f"u{i}", "?", "en", False) for i in range(10)]
+    questions = [Question(f"a{i}", "?", "en", True) for i in range(90)] + [
+        Question(f"u{i}", "?", "en", False) for i in range(10)
+    ]
     sample = sample_questions(questions, 20, seed=3)
     assert len(sample) == 20
     assert sum(not q.answerable for q in sample) == 2
@@ -149,8 +197,10 @@ def test_fixed_chunks_overlap_by_a_tenth() -> None:
 def test_configurations_take_overrides_and_reject_unknown_settings() -> None:
     assert parse_config("hybrid@window=2").window == 2
     assert window_configs("0,3") == ["hybrid@window=0", "hybrid@window=3"]
-    assert parse_answer_config("selfcrag@upper_threshold=0.7@max_requery=1") == {"upper_threshold": 0.7,
-                                                                                  "max_requery": 1}
+    assert parse_answer_config("selfcrag@upper_threshold=0.7@max_requery=1") == {
+        "upper_threshold": 0.7,
+        "max_requery": 1,
+    }
     assert parse_answer_config("plain")["max_requery"] == 0
     for bad in ("hybrid@windows=2", "hybrid@window=two"):
         with pytest.raises(UserError):
@@ -161,26 +211,41 @@ def test_configurations_take_overrides_and_reject_unknown_settings() -> None:
 
 
 def test_markdown_table_shows_the_chosen_columns() -> None:
-    table = markdown_table([{"config": "hybrid", "hit@5": 0.99, "ctx_chars@5": 831.3}],
-                           ["config", "hit@5", "ctx_chars@5", "missing"])
-    assert table.splitlines() == ["| config | hit@5 | ctx_chars@5 | missing |", "|---|---|---|---|",
-                                  "| hybrid | 0.990 | 831 |  |"]
+    table = markdown_table(
+        [{"config": "hybrid", "hit@5": 0.99, "ctx_chars@5": 831.3}], ["config", "hit@5", "ctx_chars@5", "missing"]
+    )
+    assert table.splitlines() == [
+        "| config | hit@5 | ctx_chars@5 | missing |",
+        "|---|---|---|---|",
+        "| hybrid | 0.990 | 831 |  |",
+    ]
 
 
 def test_questions_without_text_are_left_out_and_named(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "questions.jsonl").write_text(
         '{"id": "a", "question": "How high is the lamp?", "answers": [["34 meters"]]}\n'
-        '{"id": "b", "question": " ", "answerable": false}\n', encoding="utf-8")
+        '{"id": "b", "question": " ", "answerable": false}\n',
+        encoding="utf-8",
+    )
     evalset = load_set(tmp_path)
     assert [q.id for q in evalset.questions] == ["a"]
     assert evalset.blank == ["b"]
 
 
 def test_citation_markers_do_not_break_an_answer_span() -> None:
-    split = Question(id="q5", question="这个计划由谁来主持？", lang="zh", answerable=True,
-                     answers=(("Andrew W. Mellon Foundation、麻省理工学院",),))
+    split = Question(
+        id="q5",
+        question="这个计划由谁来主持？",
+        lang="zh",
+        answerable=True,
+        answers=(("Andrew W. Mellon Foundation、麻省理工学院",),),
+    )
     assert answer_correct("这个计划由Andrew W. [1]Mellon Foundation、麻省理工学院共同主持。[1]", [], split, False)
-    assert answer_correct("此树用途广泛；[1]木材可制成矛。[1]", [], Question(
-        id="q6", question="?", lang="zh", answerable=True, answers=(("广泛；木材",),)), False)
+    assert answer_correct(
+        "此树用途广泛；[1]木材可制成矛。[1]",
+        [],
+        Question(id="q6", question="?", lang="zh", answerable=True, answers=(("广泛；木材",),)),
+        False,
+    )
     assert answer_correct("It is tall. [1] Its lamp stands 34 meters high. [1]", [], LAMP, False)

@@ -14,8 +14,25 @@ from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
 from selfcrag.split import split_sentences
 
-PIECES = ["# 标题", "## Section", "第一句。", "第二句！", "Hello there.", "Dr. Who v2.1 costs 3.5 USD.", "- item",
-          "7.1 条款", "| a | b |", "```\ncode\n```", "\n", "\n\n", " ", "，", "…", "https://x.example/a.b", "①"]
+PIECES = [
+    "# 标题",
+    "## Section",
+    "第一句。",
+    "第二句！",
+    "Hello there.",
+    "Dr. Who v2.1 costs 3.5 USD.",
+    "- item",
+    "7.1 条款",
+    "| a | b |",
+    "```\ncode\n```",
+    "\n",
+    "\n\n",
+    " ",
+    "，",
+    "…",
+    "https://x.example/a.b",
+    "①",
+]
 texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=30)), max_size=40).map("".join)
 
 
@@ -41,9 +58,13 @@ def test_every_character_lands_in_exactly_one_sentence_record(text, max_chars):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(texts, min_size=1, max_size=3), st.data(),
-       st.integers(min_value=0, max_value=3), st.integers(min_value=20, max_value=300),
-       st.integers(min_value=1, max_value=6))
+@given(
+    st.lists(texts, min_size=1, max_size=3),
+    st.data(),
+    st.integers(min_value=0, max_value=3),
+    st.integers(min_value=20, max_value=300),
+    st.integers(min_value=1, max_value=6),
+)
 def test_windows_never_cross_documents_or_sections_and_never_overlap(docs, data, window, max_chars, top_k):
     indexed = [index_document(LoadedFile(Path(f"/kb/{i}.md"), t), max_chars=400) for i, t in enumerate(docs)]
     index = MemoryIndex(indexed)

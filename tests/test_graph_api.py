@@ -18,8 +18,14 @@ LOGS = "How long are application logs kept?"
 def test_ask_returns_a_typed_answer(kb_dir: Path) -> None:
     result = ask(LOGS, data_dir=kb_dir)
     assert isinstance(result, Answer) and isinstance(result.citations[0], Citation)
-    assert result.route == ["decide_retrieval", "retrieve", "grade_documents", "refine_knowledge", "generate",
-                            "check_support"]
+    assert result.route == [
+        "decide_retrieval",
+        "retrieve",
+        "grade_documents",
+        "refine_knowledge",
+        "generate",
+        "check_support",
+    ]
     citation = result.citations[0]
     assert citation.source.endswith("data-retention-policy.md")
     assert citation.section[-1] == "4.1 Logs and metrics" and citation.first <= citation.last
@@ -42,12 +48,14 @@ def test_stream_ask_yields_trace_steps_tokens_then_the_answer(kb_dir: Path) -> N
 
 
 def test_streamed_tokens_come_from_the_answer_only_never_from_graders(kb_dir: Path) -> None:
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [grades("relevant")],
-        "text": ["<think>quote the policy</think>Application logs are kept for 90 days. [1]"],
-        "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades("relevant")],
+            "text": ["<think>quote the policy</think>Application logs are kept for 90 days. [1]"],
+            "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
+        }
+    )
     events = list(stream_ask(LOGS, data_dir=kb_dir, chat_model=model))
     tokens = [text for kind, text in events if kind == "token"]
     assert len(tokens) > 3
@@ -74,8 +82,11 @@ def test_graph_invoke_and_stream_work_as_in_any_langgraph_graph(kb_dir: Path) ->
     context = Context(data_dir=str(kb_dir))
     state = graph.invoke({"question": LOGS}, context=context)
     assert "90 days" in state["answer"] and state["citations"]
-    steps = [event["step"] for event in graph.stream({"question": LOGS}, context=context, stream_mode="custom")
-             if event.get("type") == "trace"]
+    steps = [
+        event["step"]
+        for event in graph.stream({"question": LOGS}, context=context, stream_mode="custom")
+        if event.get("type") == "trace"
+    ]
     assert steps == [s["step"] for s in state["trace"]]
     updates = [next(iter(u)) for u in graph.stream({"question": LOGS}, context=context, stream_mode="updates")]
     assert updates == steps

@@ -18,13 +18,16 @@ from selfcrag.llm.think import ThinkFilter, strip_think
 REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
 
 
-@pytest.mark.parametrize(("reply", "visible"), [
-    ("<think>let me see</think>The answer.", "The answer."),
-    ("reasoning the server left unopened</think>\nThe answer.", "The answer."),
-    ("The answer.<think>cut off mid-thought", "The answer."),
-    ("<think>a</think>One <think>b</think>two", "One two"),
-    ("No reasoning at all.", "No reasoning at all."),
-])
+@pytest.mark.parametrize(
+    ("reply", "visible"),
+    [
+        ("<think>let me see</think>The answer.", "The answer."),
+        ("reasoning the server left unopened</think>\nThe answer.", "The answer."),
+        ("The answer.<think>cut off mid-thought", "The answer."),
+        ("<think>a</think>One <think>b</think>two", "One two"),
+        ("No reasoning at all.", "No reasoning at all."),
+    ],
+)
 def test_strip_think_removes_reasoning(reply: str, visible: str) -> None:
     assert strip_think(reply) == visible
 
@@ -36,12 +39,15 @@ def test_think_filter_removes_reasoning_split_across_tokens() -> None:
     assert shown == "Logs are kept <b>90</b> days."
 
 
-@pytest.mark.parametrize("text", [
-    '{"retrieve": false}',
-    '<think>The user greets me.</think>\n{"retrieve": false}',
-    'Sure! Here is the JSON:\n```json\n{"retrieve": false}\n```',
-    'I think {"retrieve": false} is right.',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"retrieve": false}',
+        '<think>The user greets me.</think>\n{"retrieve": false}',
+        'Sure! Here is the JSON:\n```json\n{"retrieve": false}\n```',
+        'I think {"retrieve": false} is right.',
+    ],
+)
 def test_parse_reply_finds_the_json_object(text: str) -> None:
     assert parse_reply(text, RetrievalDecision) == RetrievalDecision(retrieve=False)
 
@@ -52,14 +58,17 @@ def test_parse_reply_rejects_what_does_not_validate() -> None:
 
 
 # openai types its errors against its own HTTP package (httpx2); httpx's objects serve the same at run time.
-@pytest.mark.parametrize(("error", "transient"), [
-    (openai.RateLimitError("slow down", response=httpx.Response(429, request=REQUEST), body=None), True),  # type: ignore[arg-type]
-    (openai.InternalServerError("oops", response=httpx.Response(503, request=REQUEST), body=None), True),  # type: ignore[arg-type]
-    (openai.APITimeoutError(request=REQUEST), True),  # type: ignore[arg-type]
-    (openai.APIConnectionError(request=REQUEST), True),  # type: ignore[arg-type]
-    (openai.BadRequestError("bad", response=httpx.Response(400, request=REQUEST), body=None), False),  # type: ignore[arg-type]
-    (openai.AuthenticationError("key", response=httpx.Response(401, request=REQUEST), body=None), False),  # type: ignore[arg-type]
-])
+@pytest.mark.parametrize(
+    ("error", "transient"),
+    [
+        (openai.RateLimitError("slow down", response=httpx.Response(429, request=REQUEST), body=None), True),  # type: ignore[arg-type]
+        (openai.InternalServerError("oops", response=httpx.Response(503, request=REQUEST), body=None), True),  # type: ignore[arg-type]
+        (openai.APITimeoutError(request=REQUEST), True),  # type: ignore[arg-type]
+        (openai.APIConnectionError(request=REQUEST), True),  # type: ignore[arg-type]
+        (openai.BadRequestError("bad", response=httpx.Response(400, request=REQUEST), body=None), False),  # type: ignore[arg-type]
+        (openai.AuthenticationError("key", response=httpx.Response(401, request=REQUEST), body=None), False),  # type: ignore[arg-type]
+    ],
+)
 def test_only_transient_faults_are_retried(error: BaseException, transient: bool) -> None:
     assert is_transient(error) is transient
 
@@ -90,9 +99,11 @@ def test_every_context_field_is_described() -> None:
 
 def test_answer_sentences_carry_their_markers() -> None:
     answer = "Logs are kept for 90 days. [1] Backups for 35 days [2][3].\n\nNo source here."
-    assert split_cited(answer) == [CitedSentence("Logs are kept for 90 days.", (1,)),
-                                   CitedSentence("Backups for 35 days.", (2, 3)),
-                                   CitedSentence("No source here.", ())]
+    assert split_cited(answer) == [
+        CitedSentence("Logs are kept for 90 days.", (1,)),
+        CitedSentence("Backups for 35 days.", (2, 3)),
+        CitedSentence("No source here.", ()),
+    ]
 
 
 def test_a_paragraph_cited_once_cites_every_sentence() -> None:
@@ -105,12 +116,22 @@ def test_table_rows_stay_one_cited_sentence() -> None:
     assert split_cited(join_cited(split_cited(table))) == split_cited(table)
 
 
-@pytest.mark.parametrize(("message", "route"), [
-    ("Hello!", "greeting"), ("你好", "greeting"), ("thanks", "thanks"), ("What is (3 + 4) * 2?", "arithmetic"),
-    ("12乘以3等于多少？", "arithmetic"), ("What did I just ask?", "conversation"), ("我刚才问了什么？", "conversation"),
-    ("How long are application logs kept?", "retrieve"), ("Hello, how long are logs kept?", "retrieve"),
-    ("4.1.1", "retrieve"), ("  ", "empty"),
-])
+@pytest.mark.parametrize(
+    ("message", "route"),
+    [
+        ("Hello!", "greeting"),
+        ("你好", "greeting"),
+        ("thanks", "thanks"),
+        ("What is (3 + 4) * 2?", "arithmetic"),
+        ("12乘以3等于多少？", "arithmetic"),
+        ("What did I just ask?", "conversation"),
+        ("我刚才问了什么？", "conversation"),
+        ("How long are application logs kept?", "retrieve"),
+        ("Hello, how long are logs kept?", "retrieve"),
+        ("4.1.1", "retrieve"),
+        ("  ", "empty"),
+    ],
+)
 def test_offline_routing_rules(message: str, route: str) -> None:
     assert classify_message(message) == route
 

@@ -23,8 +23,11 @@ from selfcrag.search.retriever import Retriever
 from selfcrag.spans import KnowledgeItem
 
 KEY = (Path(__file__).parent / "sample_questions.md").read_text(encoding="utf-8")
-ENTRIES = re.findall(r"### (\S+)\n- \*\*Question\*\*: (.+)\n- \*\*Answer\*\*: .+\n(?:- \*\*Evidence\*\*: `(.+)`\n)?"
-                     r"(?:- \*\*Source\*\*: `([^`]+)`)?", KEY)
+ENTRIES = re.findall(
+    r"### (\S+)\n- \*\*Question\*\*: (.+)\n- \*\*Answer\*\*: .+\n(?:- \*\*Evidence\*\*: `(.+)`\n)?"
+    r"(?:- \*\*Source\*\*: `([^`]+)`)?",
+    KEY,
+)
 ANSWERABLE = [pytest.param(q, evidence, source, id=qid) for qid, q, evidence, source in ENTRIES if evidence]
 UNANSWERABLE = [pytest.param(q, id=qid) for qid, q, evidence, _ in ENTRIES if not evidence]
 
@@ -34,8 +37,9 @@ def test_the_answer_key_was_read() -> None:
 
 
 @pytest.mark.parametrize(("question", "evidence", "source"), ANSWERABLE)
-def test_answerable_question_is_answered_with_its_evidence_cited(kb_dir: Path, retriever: Retriever,
-                                                                 question: str, evidence: str, source: str) -> None:
+def test_answerable_question_is_answered_with_its_evidence_cited(
+    kb_dir: Path, retriever: Retriever, question: str, evidence: str, source: str
+) -> None:
     result = ask(question, data_dir=kb_dir)
     assert not result.abstained, result.answer
     assert evidence in result.answer
@@ -43,8 +47,9 @@ def test_answerable_question_is_answered_with_its_evidence_cited(kb_dir: Path, r
     assert cited and cited[0].source.endswith(source)
     # The citation's sentence range covers the sentence that states the evidence.
     doc = next(d for d in retriever.index.documents() if d.source == cited[0].source)
-    position = next(s.position for s in retriever.index.iter_sentences(doc.doc_id)
-                    if evidence in s.text or s.text in evidence)
+    position = next(
+        s.position for s in retriever.index.iter_sentences(doc.doc_id) if evidence in s.text or s.text in evidence
+    )
     assert cited[0].first <= position <= cited[0].last
     assert result.route[-1] == "check_support"
 
@@ -75,8 +80,7 @@ def _knowledge(kb_dir: Path, question: str) -> list[KnowledgeItem]:
     return graph.invoke({"question": question}, context=Context(data_dir=str(kb_dir)))["knowledge"]
 
 
-def test_offline_support_check_aligns_paraphrases_and_catches_wrong_numbers(kb_dir: Path,
-                                                                            retriever: Retriever) -> None:
+def test_offline_support_check_aligns_paraphrases_and_catches_wrong_numbers(kb_dir: Path, retriever: Retriever) -> None:
     knowledge = _knowledge(kb_dir, "How long are application logs kept?")
     faithful = CitedSentence("Application logs are deleted automatically after 90 days.", (1,))
     wrong_number = CitedSentence("Application logs are kept for 60 days.", (1,))
@@ -89,8 +93,10 @@ def test_offline_support_check_aligns_paraphrases_and_catches_wrong_numbers(kb_d
 def test_offline_rewrite_keeps_the_keywords_and_adds_new_feedback_terms(retriever: Retriever) -> None:
     statistics = term_statistics(retriever.index)
     question = "How long do you keep backups of the database?"
-    evidence = ["4.2.1 Daily database backups are retained for 35 days.",
-                "4.2.2 Monthly snapshots, taken on the first day of each month, are retained for 12 months."]
+    evidence = [
+        "4.2.1 Daily database backups are retained for 35 days.",
+        "4.2.2 Monthly snapshots, taken on the first day of each month, are retained for 12 months.",
+    ]
     first = rewrite_query(question, evidence, [question], statistics)
     assert {"backups", "database"} <= set(first.split()) and "retained" in first.split()
     second = rewrite_query(question, evidence, [question, first], statistics)

@@ -39,15 +39,23 @@ def test_greeting_is_answered_without_retrieval(kb_dir: Path) -> None:
 
 
 def test_correct_retrieval_is_refined_answered_and_checked_in_four_calls(kb_dir: Path) -> None:
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [grades("relevant", "irrelevant")],
-        "text": ["Application logs are kept for 90 days and then deleted. [1]"],
-        "SupportJudgement": [FULLY],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades("relevant", "irrelevant")],
+            "text": ["Application logs are kept for 90 days and then deleted. [1]"],
+            "SupportJudgement": [FULLY],
+        }
+    )
     state = run(model, kb_dir)
-    assert route(state) == ["decide_retrieval", "retrieve", "grade_documents", "refine_knowledge", "generate",
-                            "check_support"]
+    assert route(state) == [
+        "decide_retrieval",
+        "retrieve",
+        "grade_documents",
+        "refine_knowledge",
+        "generate",
+        "check_support",
+    ]
     assert state["action"] == "correct"
     assert model.calls == ["RetrievalDecision", "PassageGrades", "text", "SupportJudgement"]
     assert state["answer"].startswith("Application logs are kept for 90 days")
@@ -55,12 +63,14 @@ def test_correct_retrieval_is_refined_answered_and_checked_in_four_calls(kb_dir:
 
 
 def test_ambiguous_retrieval_is_refined_into_strips(kb_dir: Path) -> None:
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [grades("partial")],
-        "text": ["Application logs are kept for 90 days. [1]"],
-        "SupportJudgement": [FULLY],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades("partial")],
+            "text": ["Application logs are kept for 90 days. [1]"],
+            "SupportJudgement": [FULLY],
+        }
+    )
     state = run(model, kb_dir)
     assert state["action"] == "ambiguous"
     assert "rewrite_query" not in route(state)
@@ -71,27 +81,42 @@ def test_ambiguous_retrieval_is_refined_into_strips(kb_dir: Path) -> None:
 
 
 def test_incorrect_retrieval_rewrites_the_query_and_retrieves_again(kb_dir: Path) -> None:
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [grades("irrelevant"), grades("relevant", "irrelevant")],
-        "RewrittenQuery": [{"query": "daily database backups retention days"}],
-        "text": ["Daily database backups are retained for 35 days. [1]"],
-        "SupportJudgement": [FULLY],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades("irrelevant"), grades("relevant", "irrelevant")],
+            "RewrittenQuery": [{"query": "daily database backups retention days"}],
+            "text": ["Daily database backups are retained for 35 days. [1]"],
+            "SupportJudgement": [FULLY],
+        }
+    )
     state = run(model, kb_dir, "How long do you keep backups of the database?")
-    assert route(state) == ["decide_retrieval", "retrieve", "grade_documents", "rewrite_query", "retrieve",
-                            "grade_documents", "refine_knowledge", "generate", "check_support"]
-    assert state["queries"] == ["How long do you keep backups of the database?",
-                                "daily database backups retention days"]
+    assert route(state) == [
+        "decide_retrieval",
+        "retrieve",
+        "grade_documents",
+        "rewrite_query",
+        "retrieve",
+        "grade_documents",
+        "refine_knowledge",
+        "generate",
+        "check_support",
+    ]
+    assert state["queries"] == [
+        "How long do you keep backups of the database?",
+        "daily database backups retention days",
+    ]
     assert state["requery_count"] == 1 and state["action"] == "correct"
 
 
 def test_retrieval_that_stays_incorrect_abstains_after_max_requery(kb_dir: Path) -> None:
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [grades("irrelevant")],
-        "RewrittenQuery": [{"query": "uptime guarantee"}, {"query": "service level agreement availability"}],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades("irrelevant")],
+            "RewrittenQuery": [{"query": "uptime guarantee"}, {"query": "service level agreement availability"}],
+        }
+    )
     state = run(model, kb_dir, "What uptime SLA does the Aurora API guarantee?")
     assert route(state).count("rewrite_query") == 2
     assert route(state)[-1] == "abstain" and state["abstained"]
@@ -101,12 +126,14 @@ def test_retrieval_that_stays_incorrect_abstains_after_max_requery(kb_dir: Path)
 
 
 def test_unsupported_answer_is_regenerated_once_then_abstains(kb_dir: Path) -> None:
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [grades("relevant")],
-        "text": ["Logs are kept forever. [1]", "Logs are kept for ten years. [1]"],
-        "SupportJudgement": [UNSUPPORTED],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades("relevant")],
+            "text": ["Logs are kept forever. [1]", "Logs are kept for ten years. [1]"],
+            "SupportJudgement": [UNSUPPORTED],
+        }
+    )
     state = run(model, kb_dir)
     assert route(state)[-5:] == ["generate", "check_support", "generate", "check_support", "abstain"]
     assert [s["decision"] for s in state["trace"] if s["step"] == "generate"] == ["generated", "regenerated"]
@@ -114,27 +141,49 @@ def test_unsupported_answer_is_regenerated_once_then_abstains(kb_dir: Path) -> N
 
 
 def test_partially_supported_answer_keeps_the_supported_sentence(kb_dir: Path) -> None:
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [grades("relevant")],
-        "text": ["Application logs are kept for 90 days. [1] They are archived to tape afterwards. [1]"],
-        "SupportJudgement": [{"verdict": "partially", "unsupported_sentences": [2], "missing": "archiving"}],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades("relevant")],
+            "text": ["Application logs are kept for 90 days. [1] They are archived to tape afterwards. [1]"],
+            "SupportJudgement": [{"verdict": "partially", "unsupported_sentences": [2], "missing": "archiving"}],
+        }
+    )
     state = run(model, kb_dir)
     assert state["support"] == "partially"
     assert "90 days" in state["answer"] and "tape" not in state["answer"]
     assert "archiving" in state["answer"]
 
 
-@pytest.mark.parametrize("script", [
-    pytest.param({"RetrievalDecision": [{"retrieve": True}], "PassageGrades": [grades("irrelevant")],
-                  "RewrittenQuery": [{"query": LOGS}]}, id="always-irrelevant"),
-    pytest.param({"RetrievalDecision": [{"retrieve": True}], "PassageGrades": [grades("relevant")],
-                  "text": ["Made up. [1]"], "SupportJudgement": [UNSUPPORTED]}, id="always-unsupported"),
-    pytest.param({key: ["{not json at all"] for key in
-                  ("RetrievalDecision", "PassageGrades", "RewrittenQuery", "SupportJudgement", "text")},
-                 id="garbage-json"),
-])
+@pytest.mark.parametrize(
+    "script",
+    [
+        pytest.param(
+            {
+                "RetrievalDecision": [{"retrieve": True}],
+                "PassageGrades": [grades("irrelevant")],
+                "RewrittenQuery": [{"query": LOGS}],
+            },
+            id="always-irrelevant",
+        ),
+        pytest.param(
+            {
+                "RetrievalDecision": [{"retrieve": True}],
+                "PassageGrades": [grades("relevant")],
+                "text": ["Made up. [1]"],
+                "SupportJudgement": [UNSUPPORTED],
+            },
+            id="always-unsupported",
+        ),
+        pytest.param(
+            {
+                key: ["{not json at all"]
+                for key in ("RetrievalDecision", "PassageGrades", "RewrittenQuery", "SupportJudgement", "text")
+            },
+            id="garbage-json",
+        ),
+    ],
+)
 def test_adversarial_scripts_end_within_the_bounds(kb_dir: Path, script: dict[str, list[Any]]) -> None:
     state = run(ScriptedChat(script=script), kb_dir)
     assert len(state["trace"]) <= MAX_STEPS
@@ -143,16 +192,24 @@ def test_adversarial_scripts_end_within_the_bounds(kb_dir: Path, script: dict[st
 
 
 def test_tighter_bounds_from_the_context_are_obeyed(kb_dir: Path) -> None:
-    model = ScriptedChat(script={"RetrievalDecision": [{"retrieve": True}], "PassageGrades": [grades("irrelevant")],
-                                 "RewrittenQuery": [{"query": "anything else"}]})
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades("irrelevant")],
+            "RewrittenQuery": [{"query": "anything else"}],
+        }
+    )
     state = run(model, kb_dir, max_requery=0)
     assert route(state) == ["decide_retrieval", "retrieve", "grade_documents", "abstain"]
 
 
 def test_unparsable_replies_fall_back_to_offline_decisions_and_say_so(kb_dir: Path) -> None:
-    model = ScriptedChat(script={key: ["<think>hmm</think> no idea"] for key in
-                                 ("RetrievalDecision", "PassageGrades", "SupportJudgement")}
-                         | {"text": [openai.APIConnectionError(request=None)]})  # type: ignore[arg-type]
+    model = ScriptedChat(
+        script={
+            key: ["<think>hmm</think> no idea"] for key in ("RetrievalDecision", "PassageGrades", "SupportJudgement")
+        }
+        | {"text": [openai.APIConnectionError(request=None)]}  # type: ignore[arg-type]
+    )
     state = run(model, kb_dir, parse_attempts=2)
     fallbacks = {s["step"] for s in state["trace"] if "fallback" in s}
     assert fallbacks == {"decide_retrieval", "grade_documents", "generate", "check_support"}

@@ -55,7 +55,8 @@ def fallbacks(trace: list[dict[str, Any]]) -> dict[str, str]:
 
 @pytest.mark.parametrize("reply", list(BODIES.values()), ids=list(BODIES))
 def test_a_reply_that_is_not_a_chat_completion_falls_back_offline_through_the_cli(
-        serve: Any, index: Path, reply: Reply) -> None:
+    serve: Any, index: Path, reply: Reply
+) -> None:
     server: ScriptedOpenAIServer = serve([reply])
     result = ask_json(index, server.url)
     assert "90 days" in result["answer"] and result["citations"] and result["degraded"]
@@ -70,7 +71,8 @@ def test_a_reply_that_is_not_a_chat_completion_falls_back_offline_through_the_cl
 
 @pytest.mark.parametrize("reply", list(BODIES.values()), ids=list(BODIES))
 def test_a_reply_that_is_not_a_chat_completion_falls_back_offline_through_the_python_api(
-        serve: Any, kb_dir: Path, monkeypatch: pytest.MonkeyPatch, reply: Reply) -> None:
+    serve: Any, kb_dir: Path, monkeypatch: pytest.MonkeyPatch, reply: Reply
+) -> None:
     # ask() invokes (no streaming): the client parses the body itself, where the HTML page raised AttributeError.
     server: ScriptedOpenAIServer = serve([reply])
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
@@ -80,8 +82,7 @@ def test_a_reply_that_is_not_a_chat_completion_falls_back_offline_through_the_py
     assert list(fallbacks(result.trace)) == CHAT_STEPS
 
 
-def test_json_nested_past_the_recursion_limit_inside_a_reply_is_unparsable_not_a_crash(
-        serve: Any, index: Path) -> None:
+def test_json_nested_past_the_recursion_limit_inside_a_reply_is_unparsable_not_a_crash(serve: Any, index: Path) -> None:
     nested = '{"a":' * 3000  # 15,000 characters, 3,000 levels: under the reply cap, over Python's recursion limit
     script = WorkflowScript(LOGS_ANSWER, PassageGrades=[Reply(nested)])
     server: ScriptedOpenAIServer = serve(script)
@@ -101,7 +102,8 @@ def test_a_one_megabyte_answer_is_not_used(serve: Any, index: Path) -> None:
     # Refused for its length, then asked again (parse_attempts) unless streaming the megabyte used up the
     # question's time (the chat budget): either way the answer is written offline, and the notes say why.
     assert generate["method"] == "offline" and generate["retries"][0] == (
-        f"the reply was {len(huge.strip()):,} characters long, over the limit of {MAX_REPLY_CHARS:,}")
+        f"the reply was {len(huge.strip()):,} characters long, over the limit of {MAX_REPLY_CHARS:,}"
+    )
     assert any(note.startswith("generate used its offline method") for note in result["notes"])
 
 

@@ -27,7 +27,7 @@ from selfcrag.index.writer import IndexWriter, ServerTarget, prepare_document
 DOCS = {
     "refunds": "# 退款政策\n\n退款在七个工作日内到账。超过期限请联系客服。\n\n## 例外\n\n定制商品不退款。",
     "logs": "# Logging\n\nApplication logs are kept for 30 days.\n\nAudit logs are kept for one year.\n\n"
-            "## Access\n\nOnly the security team can read audit logs.",
+    "## Access\n\nOnly the security team can read audit logs.",
     "travel": "# 差旅\n\n差旅费在出差结束后十天内报销。住宿标准为每晚五百元。\n\n高铁二等座可以报销。",
 }
 
@@ -86,7 +86,7 @@ def test_neighbours_are_fetched_by_computed_ids_and_rebuild_the_text(tmp_path: P
         assert sorted(p for _, p in found) == list(range(entry.sentence_count))
         ordered = [found[("logs", p)] for p in range(entry.sentence_count)]
         text = DOCS["logs"]
-        assert join_sentences(ordered) == text[ordered[0].start:ordered[-1].end]
+        assert join_sentences(ordered) == text[ordered[0].start : ordered[-1].end]
         audit = next(s for s in ordered if s.text.startswith("Only"))
         assert audit.section == ("Logging", "Access")
         assert ordered[audit.section_first].section == audit.section
@@ -96,8 +96,9 @@ def test_hybrid_search_returns_both_lists_and_the_engine_fusion(tmp_path: Path, 
     _build(tmp_path, embedder)
     query = "how long are audit logs kept"
     with IndexReader(tmp_path) as reader:
-        lists = reader.search(embedder.embed_question(query), query_vector(tokenize(query)),
-                              candidates=10, limit=5, rrf_k=60)
+        lists = reader.search(
+            embedder.embed_question(query), query_vector(tokenize(query)), candidates=10, limit=5, rrf_k=60
+        )
         best = reader.by_point_ids([lists.fused[0][0]])[lists.fused[0][0]]
     assert lists.dense and lists.sparse and len(lists.fused) == 5
     assert "Audit logs are kept for one year" in best.text
@@ -148,8 +149,10 @@ def test_a_foreign_manifest_is_one_line_that_says_what_to_do(tmp_path: Path):
         Manifest(path)
     path.unlink()
     db = sqlite3.connect(path)
-    db.executescript("CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('format', 'selfcrag-index');"
-                     "INSERT INTO meta VALUES ('format_version', '99'); CREATE TABLE documents (x);")
+    db.executescript(
+        "CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('format', 'selfcrag-index');"
+        "INSERT INTO meta VALUES ('format_version', '99'); CREATE TABLE documents (x);"
+    )
     db.commit()
     db.close()
     with pytest.raises(UserError, match="another selfcrag version"):
@@ -222,8 +225,9 @@ def test_the_server_path_uses_the_same_schema_through_qdrant_client(tmp_path: Pa
     _build(tmp_path, embedder, server=target)
     query = "差旅费 报销"
     with IndexReader(tmp_path, server=target) as reader:
-        lists = reader.search(embedder.embed_question(query), query_vector(tokenize(query)),
-                              candidates=10, limit=5, rrf_k=60)
+        lists = reader.search(
+            embedder.embed_question(query), query_vector(tokenize(query)), candidates=10, limit=5, rrf_k=60
+        )
         assert lists.fused and lists.sparse and lists.dense
         best = reader.by_point_ids([lists.sparse[0][0]])[lists.sparse[0][0]]
         assert best.doc_id == "travel"

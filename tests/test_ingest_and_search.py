@@ -30,8 +30,11 @@ KNOWN = [
     ("星火智能音箱怎么恢复出厂设置？", "星火智能音箱用户手册.txt", "同时按住静音键和音量减键 10 秒"),
     ("出差回来后，差旅费最晚要在多少天内提交报销？", "员工差旅报销制度.md", "出差结束后 30 日内提交报销申请"),
     ("How long are application logs kept?", "data-retention-policy.md", "Application logs are kept for 90 days"),
-    ("For how many days are daily database backups retained?", "data-retention-policy.md",
-     "Daily database backups are retained for 35 days."),
+    (
+        "For how many days are daily database backups retained?",
+        "data-retention-policy.md",
+        "Daily database backups are retained for 35 days.",
+    ),
     ("How long is an Aurora access token valid?", "aurora-api-guide.md", "Access tokens expire after 3600 seconds"),
     ("What are the core hours at the Harborview office?", "office-handbook.txt", "Our core hours are 10:00 to 16:00."),
 ]
@@ -159,8 +162,9 @@ def test_failed_ingest_leaves_the_previous_index_whole(tmp_path, monkeypatch):
 
 def run_cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "selfcrag.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.parametrize("phase", ["reading:", "embedding:", "optimizing:"])
@@ -171,8 +175,14 @@ def test_killed_ingest_leaves_a_searchable_index_and_the_next_run_finishes(tmp_p
     before = snapshot_texts(data)
     shutil.copytree(SAMPLE_KB, tmp_path / "kb" / "more")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     for line in proc.stderr:  # piped: plain progress lines
         if line.startswith(phase):
@@ -205,8 +215,9 @@ def test_bad_inputs_get_one_line_each_and_the_rest_is_ingested(tmp_path):
 
 
 def test_search_cli_json_and_errors(tmp_path):
-    result = run_cli("search", "How long are application logs kept?", "--json", "--data-dir", str(tmp_path / "none"),
-                     cwd=tmp_path)
+    result = run_cli(
+        "search", "How long are application logs kept?", "--json", "--data-dir", str(tmp_path / "none"), cwd=tmp_path
+    )
     assert result.returncode == 1
     assert result.stderr.strip().startswith("error:") and "selfcrag ingest" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -251,8 +262,11 @@ def test_the_package_imports_no_pickle():
 
     for path in (ROOT / "selfcrag").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             assert not any(n.split(".")[0] in ("pickle", "cPickle", "dill", "joblib") for n in names), path
 
 

@@ -32,16 +32,25 @@ class FlakyEmbeddings(JSONHandler):
         type(self).requests += 1
         if type(self).failing:
             # retry-after-ms keeps the client's own retries quick
-            self.send_json(503, {"error": {"message": "upstream overloaded", "type": "server_error"}},
-                           {"retry-after-ms": "1"})
+            self.send_json(
+                503, {"error": {"message": "upstream overloaded", "type": "server_error"}}, {"retry-after-ms": "1"}
+            )
         else:
             inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-            vectors = [np.random.default_rng(int(hashlib.md5(t.encode()).hexdigest()[:8], 16)).random(DIM).tolist()
-                       for t in inputs]
+            vectors = [
+                np.random.default_rng(int(hashlib.md5(t.encode()).hexdigest()[:8], 16)).random(DIM).tolist()
+                for t in inputs
+            ]
             usage = {"prompt_tokens": 1, "total_tokens": 1}
-            self.send_json(200, {"object": "list", "model": body["model"], "usage": usage,
-                                 "data": [{"object": "embedding", "index": i, "embedding": v}
-                                          for i, v in enumerate(vectors)]})
+            self.send_json(
+                200,
+                {
+                    "object": "list",
+                    "model": body["model"],
+                    "usage": usage,
+                    "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                },
+            )
 
 
 @pytest.fixture
@@ -55,8 +64,12 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "old.md").write_text("# Old\n\nThe old pump runs daily.\n", encoding="utf-8")
-    settings = replace(Context(data_dir=str(tmp_path / "data")).settings(), embedding_model="flaky-embed",
-                       embedding_base_url=flaky_endpoint, openai_api_key="sk-test")
+    settings = replace(
+        Context(data_dir=str(tmp_path / "data")).settings(),
+        embedding_model="flaky-embed",
+        embedding_base_url=flaky_endpoint,
+        openai_api_key="sk-test",
+    )
     ingest([kb], settings)
     with open_reader(settings) as reader:
         before = [d.doc_id for d in reader.documents()]
@@ -99,17 +112,30 @@ def test_a_second_ingest_waits_for_the_first_with_a_message_then_runs(tmp_path):
     (tmp_path / "kb" / "a.md").write_text("# A\n\nAlpha.\n", encoding="utf-8")
     data = tmp_path / "data"
     release = tmp_path / "release"
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import pathlib, time
         from selfcrag.index import generations
         with generations.writer_lock(pathlib.Path({str(generations.index_root(data))!r})):
             print("holding", flush=True)
             while not pathlib.Path({str(release)!r}).exists():
                 time.sleep(0.05)
-    """)], stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-    second = subprocess.Popen([sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
-                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen(
+        [sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert second.stderr is not None
     waiting = second.stderr.readline()
     assert "another ingest" in waiting and "waiting" in waiting
@@ -133,7 +159,8 @@ class RefusingQdrant(JSONHandler):
 
 def test_wrong_qdrant_api_key_is_one_clear_line_without_the_key(tmp_path):
     with serve(RefusingQdrant) as url, pytest.raises(UserError, match="cannot reach Qdrant") as failure:
-        server_target(replace(Context(data_dir=str(tmp_path)).settings(), qdrant_url=url,
-                              qdrant_api_key="qd-secret-key-123"))
+        server_target(
+            replace(Context(data_dir=str(tmp_path)).settings(), qdrant_url=url, qdrant_api_key="qd-secret-key-123")
+        )
     message = str(failure.value)
     assert "\n" not in message and "403" in message and "qd-secret-key-123" not in message

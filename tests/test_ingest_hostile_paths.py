@@ -74,23 +74,31 @@ def test_each_bad_path_is_one_skipped_line_and_the_rest_is_indexed(ingested: tup
     assert "Traceback" not in run.stderr
     assert run.stdout.startswith("5 documents")  # good, deep, latin1, gb, utf16
     skipped = sorted(line for line in run.stderr.splitlines() if line.startswith("skipped "))
-    assert skipped == [f"skipped {root}/docs/bad\\xff\\xfe.md: file name is not valid UTF-8 (rename it)",
-                       f"skipped {root}/unreadable.md: permission denied"]
+    assert skipped == [
+        f"skipped {root}/docs/bad\\xff\\xfe.md: file name is not valid UTF-8 (rename it)",
+        f"skipped {root}/unreadable.md: permission denied",
+    ]
 
 
 def test_the_encoding_of_each_text_not_in_utf8_is_detected_and_reported(ingested: tuple[Path, Any]) -> None:
     root, run = ingested
     read_as = sorted(line for line in run.stderr.splitlines() if line.startswith("read "))
-    assert read_as == [f"read {root}/docs/gb.txt as gb18030", f"read {root}/docs/latin1.txt as cp1252",
-                       f"read {root}/docs/utf16.txt as utf_16_le"]
+    assert read_as == [
+        f"read {root}/docs/gb.txt as gb18030",
+        f"read {root}/docs/latin1.txt as cp1252",
+        f"read {root}/docs/utf16.txt as utf_16_le",
+    ]
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("journaux d'application conservés", "conservés pendant quatre-vingt-dix jours"),
-    ("审计日志保存多久", "审计日志保存七年"),
-    ("billing database backups", "kept for fourteen months"),
-    ("tape inventory archive", "The deepest archive holds the tape inventory."),
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("journaux d'application conservés", "conservés pendant quatre-vingt-dix jours"),
+        ("审计日志保存多久", "审计日志保存七年"),
+        ("billing database backups", "kept for fourteen months"),
+        ("tape inventory archive", "The deepest archive holds the tape inventory."),
+    ],
+)
 def test_every_readable_text_is_found_as_written(ingested: tuple[Path, Any], query: str, expected: str) -> None:
     root, _ = ingested
     run = selfcrag("search", query, "-k", "1", "--data-dir", root / "index", cwd=root)

@@ -318,8 +318,10 @@ def test_unsupported_files_in_folder_are_reported_as_skipped(tmp_path: Path) -> 
     keep = _touch(tmp_path / "keep.txt")
     files, skipped = discover([tmp_path])
     assert files == [keep.resolve()]
-    assert skipped == [SkippedFile(tmp_path / "Makefile", "unsupported type (no extension)"),
-                       SkippedFile(tmp_path / "report.docx", "unsupported type .docx")]
+    assert skipped == [
+        SkippedFile(tmp_path / "Makefile", "unsupported type (no extension)"),
+        SkippedFile(tmp_path / "report.docx", "unsupported type .docx"),
+    ]
 
 
 def test_missing_path_is_skipped(tmp_path: Path) -> None:

@@ -27,8 +27,9 @@ def chat(index: Path, turns: int, *options: str) -> str:
 def stored(index: Path) -> tuple[int, int, list[str]]:
     """The checkpoints kept, the size of the latest, and the questions in its conversation."""
     with sqlite3.connect(index / "conversations.sqlite") as db:
-        rows = db.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id = 'long' "
-                          "ORDER BY checkpoint_id").fetchall()
+        rows = db.execute(
+            "SELECT type, checkpoint FROM checkpoints WHERE thread_id = 'long' ORDER BY checkpoint_id"
+        ).fetchall()
     kind, blob = rows[-1]
     messages = JsonPlusSerializer().loads_typed((kind, blob))["channel_values"]["messages"]
     return len(rows), len(blob), [m.text for m in messages if m.type == "human"]

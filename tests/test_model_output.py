@@ -44,8 +44,7 @@ def support_step(result: dict[str, Any]) -> dict[str, Any]:
     return [s for s in result["trace"] if s["step"] == "check_support"][-1]
 
 
-def test_an_obedient_answer_with_invented_markers_and_an_image_is_not_fully_supported(
-        serve: Any, index: Path) -> None:
+def test_an_obedient_answer_with_invented_markers_and_an_image_is_not_fully_supported(serve: Any, index: Path) -> None:
     server = serve(WorkflowScript("PWNED ! [99] ![img](http://127.0.0.1:9/x?d=secret) [99]", SupportJudgement=[FULLY]))
     result = ask_json(index, server, expect=3)  # abstained: nothing it says cites a source
     assert result["abstained"] and "PWNED" not in result["answer"]
@@ -54,9 +53,12 @@ def test_an_obedient_answer_with_invented_markers_and_an_image_is_not_fully_supp
 
 
 def test_markers_that_point_at_no_source_are_removed_and_images_and_links_are_plain_text(
-        serve: Any, index: Path) -> None:
-    answer = ("Application logs are kept for 90 days. [1][7] See ![chart](http://127.0.0.1:9/x?d=1) and "
-              "[the policy](http://example.com/policy \"title\").")
+    serve: Any, index: Path
+) -> None:
+    answer = (
+        "Application logs are kept for 90 days. [1][7] See ![chart](http://127.0.0.1:9/x?d=1) and "
+        '[the policy](http://example.com/policy "title").'
+    )
     server = serve(WorkflowScript(answer, SupportJudgement=[FULLY]))
     result = ask_json(index, server)
     assert "[7]" not in result["answer"] and "[1]" in result["answer"]
@@ -73,13 +75,26 @@ def test_an_answer_that_cites_nothing_is_not_fully_supported(serve: Any, index: 
 
 
 def test_credentials_the_model_repeats_are_redacted_from_answer_notes_trace_and_the_conversation_store(
-        serve: Any, index: Path) -> None:
-    answer = (f"Application logs are kept for 90 days. [1] The key is {CONFIGURED_KEY}, sk-live-abcdef123456 "
-              "and Bearer abcdefghijklmnop. [1]")
-    judgement = Reply(json.dumps({"verdict": "partially", "unsupported_sentences": [2],
-                                  "missing": "whether sk-live-abcdef123456 may read them"}))
-    server = serve(WorkflowScript(answer, SupportJudgement=[judgement],
-                                  RewrittenQuery=[Reply('{"query": "Bearer abcdefghijklmnop"}')]))
+    serve: Any, index: Path
+) -> None:
+    answer = (
+        f"Application logs are kept for 90 days. [1] The key is {CONFIGURED_KEY}, sk-live-abcdef123456 "
+        "and Bearer abcdefghijklmnop. [1]"
+    )
+    judgement = Reply(
+        json.dumps(
+            {
+                "verdict": "partially",
+                "unsupported_sentences": [2],
+                "missing": "whether sk-live-abcdef123456 may read them",
+            }
+        )
+    )
+    server = serve(
+        WorkflowScript(
+            answer, SupportJudgement=[judgement], RewrittenQuery=[Reply('{"query": "Bearer abcdefghijklmnop"}')]
+        )
+    )
     run = selfcrag("ask", LOGS, "--json", "--data-dir", index, cwd=index.parent, url=server.url, key=CONFIGURED_KEY)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
@@ -88,13 +103,25 @@ def test_credentials_the_model_repeats_are_redacted_from_answer_notes_trace_and_
 
     # The model's answer in the chat's conversation store.
     server.script = WorkflowScript(answer, SupportJudgement=[FULLY])
-    chat = selfcrag("chat", "--thread", "keys", "--data-dir", index, cwd=index.parent, url=server.url,
-                    key=CONFIGURED_KEY, stdin=LOGS + "\n")
+    chat = selfcrag(
+        "chat",
+        "--thread",
+        "keys",
+        "--data-dir",
+        index,
+        cwd=index.parent,
+        url=server.url,
+        key=CONFIGURED_KEY,
+        stdin=LOGS + "\n",
+    )
     assert chat.returncode == 0 and "[redacted]" in chat.stdout, chat.stderr
-    stored = b"".join(bytes(str(row), "utf-8") + (row[0] if isinstance(row[0], bytes) else b"")
-                      for table in ("checkpoints", "writes")
-                      for row in sqlite3.connect(index / "conversations.sqlite").execute(
-                          f"SELECT {'checkpoint' if table == 'checkpoints' else 'value'} FROM {table}"))
+    stored = b"".join(
+        bytes(str(row), "utf-8") + (row[0] if isinstance(row[0], bytes) else b"")
+        for table in ("checkpoints", "writes")
+        for row in sqlite3.connect(index / "conversations.sqlite").execute(
+            f"SELECT {'checkpoint' if table == 'checkpoints' else 'value'} FROM {table}"
+        )
+    )
     assert b"[redacted]" in stored
     assert not any(secret.encode() in stored for secret in SECRETS)
 

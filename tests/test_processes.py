@@ -13,9 +13,13 @@ import pexpect
 from selfcrag.cli.chat import PROMPT
 
 ROOT = Path(__file__).resolve().parent.parent
-QUESTIONS = ["How long are application logs kept?", "退货审核通过后，退款多久能退回？",
-             "How long is an Aurora access token valid?", "星火智能音箱怎么恢复出厂设置？",
-             "What is the capital of Mars?"]
+QUESTIONS = [
+    "How long are application logs kept?",
+    "退货审核通过后，退款多久能退回？",
+    "How long is an Aurora access token valid?",
+    "星火智能音箱怎么恢复出厂设置？",
+    "What is the capital of Mars?",
+]
 
 
 def offline_env() -> dict[str, str]:
@@ -25,10 +29,26 @@ def offline_env() -> dict[str, str]:
 def test_ten_concurrent_asks_all_answer_or_abstain(kb_dir: Path, retriever) -> None:
     # This process holds the index open too (the session's retriever), as a chat would.
     assert retriever.search("logs").contexts
-    runs = [subprocess.Popen([sys.executable, "-m", "selfcrag.cli", "ask", QUESTIONS[i % len(QUESTIONS)],
-                              "--no-stream", "--data-dir", str(kb_dir)],
-                             cwd=kb_dir.parent, env=offline_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True) for i in range(10)]
+    runs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "selfcrag.cli",
+                "ask",
+                QUESTIONS[i % len(QUESTIONS)],
+                "--no-stream",
+                "--data-dir",
+                str(kb_dir),
+            ],
+            cwd=kb_dir.parent,
+            env=offline_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(10)
+    ]
     results = [(run.communicate(timeout=900), run.returncode) for run in runs]
     assert all(code in (0, 3) for _, code in results), [err for (_, err), _ in results]
     assert sum("Application logs are kept for 90 days" in out for (out, _), _ in results) == 2
@@ -40,20 +60,39 @@ def test_ingest_while_chat_is_open_and_the_chat_sees_the_new_document(tmp_path: 
     (kb / "pump.md").write_text("# Pump\n\nThe coolant pump is serviced every 30 days.\n", encoding="utf-8")
     data = tmp_path / "data"
     env = offline_env()
-    first = subprocess.run([sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
-                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    first = subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert first.returncode == 0, first.stderr
     env.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
-    chat = pexpect.spawn(sys.executable, ["-m", "selfcrag.cli", "chat", "--data-dir", str(data)], cwd=str(tmp_path),
-                         env=env, dimensions=(50, 200), encoding="utf-8", timeout=120)
+    chat = pexpect.spawn(
+        sys.executable,
+        ["-m", "selfcrag.cli", "chat", "--data-dir", str(data)],
+        cwd=str(tmp_path),
+        env=env,
+        dimensions=(50, 200),
+        encoding="utf-8",
+        timeout=120,
+    )
     try:
         chat.expect_exact(" · /help for commands, Ctrl-D to leave")
         chat.expect_exact(PROMPT)
         chat.sendline("How often is the coolant pump serviced?")
         chat.expect_exact("every 30 days")
         (kb / "valve.md").write_text("# Valve\n\nThe relief valve opens at 8 bar of pressure.\n", encoding="utf-8")
-        second = subprocess.run([sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
-                                cwd=tmp_path, env=offline_env(), capture_output=True, text=True, timeout=600)
+        second = subprocess.run(
+            [sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
+            cwd=tmp_path,
+            env=offline_env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert second.returncode == 0, second.stderr
         assert "1 added" in second.stdout
         chat.expect_exact(PROMPT)
@@ -65,8 +104,14 @@ def test_ingest_while_chat_is_open_and_the_chat_sees_the_new_document(tmp_path: 
     finally:
         chat.close(force=True)
     # The chat released its old generation on leaving: the next ingest removes it.
-    third = subprocess.run([sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
-                           cwd=tmp_path, env=offline_env(), capture_output=True, text=True, timeout=600)
+    third = subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", str(data)],
+        cwd=tmp_path,
+        env=offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert third.returncode == 0
     assert len([p for p in (data / "index").iterdir() if p.name.startswith("gen-")]) == 1
     shutil.rmtree(data)

@@ -47,13 +47,14 @@ def test_a_100000_character_question_is_cut_with_a_note(kb_dir: Path) -> None:
     assert len(HUGE) > 100_000
     result = ask(HUGE, data_dir=kb_dir)
     assert result.question.startswith(LOGS) and len(result.question) <= MAX_QUESTION_CHARS
-    assert result.notes[0] == (f"The question was {len(HUGE.strip())} characters long; "
-                               f"only its first {len(result.question)} characters were used.")
+    assert result.notes[0] == (
+        f"The question was {len(HUGE.strip())} characters long; "
+        f"only its first {len(result.question)} characters were used."
+    )
     assert result.abstained or result.citations
 
 
-def test_a_100000_character_question_given_to_the_graph_is_cut_in_the_trace_and_the_conversation(
-        kb_dir: Path) -> None:
+def test_a_100000_character_question_given_to_the_graph_is_cut_in_the_trace_and_the_conversation(kb_dir: Path) -> None:
     state = graph.invoke({"messages": [{"role": "user", "content": HUGE}]}, context=Context(data_dir=str(kb_dir)))
     cut = state["trace"][0]["question_cut"]
     assert cut == {"from": len(HUGE.strip()), "to": len(state["question"])} and cut["to"] <= MAX_QUESTION_CHARS
@@ -69,10 +70,14 @@ def test_control_characters_are_stripped_and_the_question_answered(kb_dir: Path)
     assert state["question"] == LOGS and state["trace"][0]["control_chars_removed"] == 5
 
 
-@pytest.mark.parametrize("question", [
-    "Combien de temps les journaux d'application sont-ils conservés ?",
-    "アプリケーションログはどのくらいの期間保存されますか？",
-], ids=["french", "japanese"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Combien de temps les journaux d'application sont-ils conservés ?",
+        "アプリケーションログはどのくらいの期間保存されますか？",
+    ],
+    ids=["french", "japanese"],
+)
 def test_a_question_in_a_third_language_is_answered_or_abstains_cleanly(kb_dir: Path, question: str) -> None:
     result = ask(question, data_dir=kb_dir)
     assert result.route[-1] in ("check_support", "abstain")
@@ -84,10 +89,14 @@ def test_a_question_in_a_third_language_is_answered_or_abstains_cleanly(kb_dir: 
 
 def grades_by_phrase(phrase: str) -> Callable[[Sequence[BaseMessage]], dict[str, Any]]:
     """A grader that finds relevant exactly the passages stating a phrase."""
+
     def reply(messages: Sequence[BaseMessage]) -> dict[str, Any]:
         blocks = re.findall(r'<passage n="(\d+)"[^>]*>\n(.*?)\n</passage>', messages[-1].text, re.DOTALL)
-        return {"grades": [{"passage": int(n), "relevance": "relevant" if phrase in text else "irrelevant"}
-                           for n, text in blocks]}
+        return {
+            "grades": [
+                {"passage": int(n), "relevance": "relevant" if phrase in text else "irrelevant"} for n, text in blocks
+            ]
+        }
 
     return reply
 
@@ -95,13 +104,15 @@ def grades_by_phrase(phrase: str) -> Callable[[Sequence[BaseMessage]], dict[str,
 def test_a_french_question_is_answered_by_a_chat_model_through_the_english_prompts(kb_dir: Path) -> None:
     french = "Combien de temps les journaux d'application sont-ils conservés ?"
     assert pick(GENERATE_SYSTEM, french) == GENERATE_SYSTEM["en"]
-    model = ScriptedChat(script={
-        "RetrievalDecision": [{"retrieve": True}],
-        "PassageGrades": [grades_by_phrase("90 days")],
-        "RewrittenQuery": [{"query": "application logs retention period"}],
-        "text": ["Les journaux d'application sont conservés 90 jours. [1]"],
-        "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
-    })
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades_by_phrase("90 days")],
+            "RewrittenQuery": [{"query": "application logs retention period"}],
+            "text": ["Les journaux d'application sont conservés 90 jours. [1]"],
+            "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
+        }
+    )
     result = ask(french, data_dir=kb_dir, chat_model=model)
     assert result.answer == "Les journaux d'application sont conservés 90 jours. [1]" and not result.degraded
     assert result.citations[0].source.endswith("data-retention-policy.md")

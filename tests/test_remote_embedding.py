@@ -30,10 +30,12 @@ class EmbeddingHandler(JSONHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         EmbeddingHandler.calls.append(len(inputs))
-        payload = {"object": "list", "model": body["model"],
-                   "data": [{"object": "embedding", "index": i, "embedding": fake_vector(t)}
-                            for i, t in enumerate(inputs)],
-                   "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        payload = {
+            "object": "list",
+            "model": body["model"],
+            "data": [{"object": "embedding", "index": i, "embedding": fake_vector(t)} for i, t in enumerate(inputs)],
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
         self.send_json(200, payload)
 
 
@@ -47,8 +49,12 @@ def test_remote_embedding_model_indexes_and_searches(tmp_path, embedding_server)
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "notes.md").write_text("# Notes\n\nThe red kettle boils water. The blue chair is soft.\n", encoding="utf-8")
-    settings = replace(Context(data_dir=str(tmp_path / "data")).settings(), embedding_model="fake-embed-1",
-                       embedding_base_url=embedding_server, openai_api_key="sk-test")
+    settings = replace(
+        Context(data_dir=str(tmp_path / "data")).settings(),
+        embedding_model="fake-embed-1",
+        embedding_base_url=embedding_server,
+        openai_api_key="sk-test",
+    )
     summary = ingest([kb], settings)
     assert summary.embedded == summary.sentences == 3
     assert sum(EmbeddingHandler.calls) >= 4  # a dimension probe, then the sentences

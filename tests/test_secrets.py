@@ -53,7 +53,8 @@ def assert_no_key(where: str, text: str) -> None:
 
 
 def test_the_key_appears_in_no_log_answer_trace_state_or_checkpoint(
-        chat_server: ScriptedOpenAIServer, kb_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    chat_server: ScriptedOpenAIServer, kb_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     session = Session(data_dir=kb_dir)
     answers = [session.ask(LOGS, thread_id="secrets")]
@@ -78,8 +79,9 @@ def test_the_key_appears_in_no_log_answer_trace_state_or_checkpoint(
     assert_no_key("the checkpointer's stored bytes", repr((saver.storage, saver.writes, saver.blobs)))  # type: ignore[union-attr]
 
 
-def test_the_key_is_not_in_ask_json_output(chat_server: ScriptedOpenAIServer, kb_dir: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_is_not_in_ask_json_output(
+    chat_server: ScriptedOpenAIServer, kb_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     chat_server.script = echoing
     result = CliRunner().invoke(app, ["ask", "--json", "--data-dir", str(kb_dir), LOGS])
     assert result.exit_code == 0, result.output
@@ -100,7 +102,8 @@ def test_the_key_is_not_in_error_messages_or_reprs(chat_server: ScriptedOpenAISe
 
 
 def test_failure_descriptions_redact_keys_from_the_environment_and_by_their_shape(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("QDRANT_API_KEY", "qdrant-key-42424242")
     assert redact("bad key qdrant-key-42424242") == "bad key [redacted]"
     assert redact("Authorization: Bearer abcdefgh12345678") == "Authorization: [redacted]"

@@ -56,9 +56,25 @@ def studio_url(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     (workdir / "langgraph.json").write_text(json.dumps(config))
     log = (workdir / "server.log").open("w")
     server = subprocess.Popen(
-        [langgraph, "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload",
-         "--config", str(workdir / "langgraph.json")],
-        cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        [
+            langgraph,
+            "dev",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-browser",
+            "--no-reload",
+            "--config",
+            str(workdir / "langgraph.json"),
+        ],
+        cwd=workdir,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
@@ -101,8 +117,9 @@ def test_studio_server_takes_run_time_context(studio_url: str) -> None:
     context_schema = schemas["context_schema"]
     assert context_schema is not None
     assert {"top_k", "upper_threshold", "max_requery"} <= set(context_schema["properties"])
-    state = client.runs.wait(None, "selfcrag", input={"question": "星火智能音箱 S1 的售价是多少？"},
-                             context={"max_requery": 0})
+    state = client.runs.wait(
+        None, "selfcrag", input={"question": "星火智能音箱 S1 的售价是多少？"}, context={"max_requery": 0}
+    )
     assert isinstance(state, dict) and state["abstained"]
     assert state["requery_count"] == 0
 

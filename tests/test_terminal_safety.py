@@ -23,8 +23,10 @@ from selfcrag.cli.chat import PROMPT
 
 TITLE = "\x1b]0;pwned\x07"
 CONCEAL = "\x1b[8m"
-DOCUMENT = (f"# Hostile {CONCEAL}retention\n\n"
-            f"Hostile audit trails are kept for 45 days.{TITLE} Then they are archived to cold storage.\n")
+DOCUMENT = (
+    f"# Hostile {CONCEAL}retention\n\n"
+    f"Hostile audit trails are kept for 45 days.{TITLE} Then they are archived to cold storage.\n"
+)
 QUESTION = "How long are hostile audit trails kept?"
 
 
@@ -50,8 +52,9 @@ def test_ingest_prints_hostile_file_names_as_symbols_on_one_line(hostile: tuple[
     assert run.returncode == 0, run.stderr
     assert_no_escape(run.stdout + run.stderr)
     assert "2 documents" in run.stdout
-    assert any(line.startswith("skipped ") and line.endswith("empty␛[2J.md: empty file")
-               for line in run.stderr.splitlines()), run.stderr
+    assert any(
+        line.startswith("skipped ") and line.endswith("empty␛[2J.md: empty file") for line in run.stderr.splitlines()
+    ), run.stderr
 
 
 def test_search_prints_document_text_and_file_names_as_symbols_and_no_markup(hostile: tuple[Path, Any]) -> None:
@@ -84,10 +87,18 @@ def test_chat_in_a_terminal_never_writes_the_escape_sequences(hostile: tuple[Pat
     with serving() as start:
         server = start(WorkflowScript(answer))
         environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-        environment.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", OPENAI_BASE_URL=server.url,
-                           OPENAI_API_KEY="test-key")
-        child = pexpect.spawn(sys.executable, ["-m", "selfcrag.cli", "chat", "--data-dir", str(root / "index")],
-                              cwd=str(root), env=environment, dimensions=(50, 200), encoding="utf-8", timeout=90)
+        environment.update(
+            TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", OPENAI_BASE_URL=server.url, OPENAI_API_KEY="test-key"
+        )
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "selfcrag.cli", "chat", "--data-dir", str(root / "index")],
+            cwd=str(root),
+            env=environment,
+            dimensions=(50, 200),
+            encoding="utf-8",
+            timeout=90,
+        )
         child.logfile_read = transcript = io.StringIO()  # every byte the terminal received
         try:
             child.expect_exact(PROMPT)

@@ -16,8 +16,7 @@ from selfcrag.spans import Citation, KnowledgeItem
 
 _MARKER = re.compile(r"\s*\[(\d+)\]")
 # A sentence ends at . ! ? 。 ！ ？ ； (with closing quotes/brackets), or at a line break.
-_SENTENCE = re.compile(r".+?(?:(?:[。！？；]|[.!?;](?=\s|$|[\[\"'”’)）]))[\"'”’)）]*(?:\s*\[\d+\])*|\n|$)",
-                       re.DOTALL)
+_SENTENCE = re.compile(r".+?(?:(?:[。！？；]|[.!?;](?=\s|$|[\[\"'”’)）]))[\"'”’)）]*(?:\s*\[\d+\])*|\n|$)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -91,8 +90,9 @@ def _pieces(paragraph: str) -> list[str]:
     return pieces
 
 
-def drop_unknown_markers(sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem]
-                         ) -> tuple[list[CitedSentence], int]:
+def drop_unknown_markers(
+    sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem]
+) -> tuple[list[CitedSentence], int]:
     """Remove the markers that point at no knowledge item (``[99]`` when there are five).
 
     A model may invent a source number, or be told to by a document; the
@@ -142,8 +142,15 @@ def build_citations(sentences: Sequence[CitedSentence], knowledge: Sequence[Know
     items = {k["n"]: k for k in knowledge}
     cited = dict.fromkeys(n for s in sentences for n in s.cites if n in items)
     return [
-        Citation(n=n, source=items[n]["source"], title=items[n]["title"], section=list(items[n]["section"]),
-                 first=items[n]["first"], last=items[n]["last"], quote=items[n]["text"])
+        Citation(
+            n=n,
+            source=items[n]["source"],
+            title=items[n]["title"],
+            section=list(items[n]["section"]),
+            first=items[n]["first"],
+            last=items[n]["last"],
+            quote=items[n]["text"],
+        )
         for n in cited
     ]
 

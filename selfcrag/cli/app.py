@@ -24,15 +24,17 @@ if TYPE_CHECKING:
 __all__ = ["SAMPLE_KB", "DataDir", "app", "err", "fail", "out", "progress_reporter", "context_for", "user_errors"]
 
 
-
 class _CommandList(TyperGroup):
     """The command group, listing each command's first sentence whole (wrapped, never cut with "...")."""
 
     # Click's Context and HelpFormatter (Typer ships its own copy of Click: typed loosely on purpose).
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """Write the Commands section of ``--help``."""
-        rows = [(name, command.get_short_help_str(limit=1_000)) for name in self.list_commands(ctx)
-                if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        rows = [
+            (name, command.get_short_help_str(limit=1_000))
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        ]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -40,8 +42,13 @@ class _CommandList(TyperGroup):
 
 # Click's plain help: Typer's Rich panels print a type such as <bool> after every flag, --help included,
 # as if a flag took a value.
-app = typer.Typer(cls=_CommandList, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="Corrective, self-reflective RAG over your own documents.")
+app = typer.Typer(
+    cls=_CommandList,
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Corrective, self-reflective RAG over your own documents.",
+)
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 # Wrapping is for a terminal's width; in a pipe or a file it only breaks lines (a URL, a Chinese line, a summary).
@@ -71,9 +78,16 @@ def context_for(data_dir: Path | None, **options: Any) -> Context:
 
 
 @app.callback()
-def main(env_file: Annotated[Path | None, typer.Option(
-        "--env-file", help="Read settings from this .env file (a .env in the current folder is never read by "
-                           "itself). Variables already set win.")] = None) -> None:
+def main(
+    env_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--env-file",
+            help="Read settings from this .env file (a .env in the current folder is never read by "
+            "itself). Variables already set win.",
+        ),
+    ] = None,
+) -> None:
     """Corrective, self-reflective RAG over your own documents."""
     with user_errors():
         load_env_file(env_file)
@@ -101,8 +115,14 @@ def user_errors() -> Iterator[None]:
 def progress_reporter() -> Iterator[Callable[[str, int, int], None]]:
     """A progress bar on a terminal; a few plain lines when piped."""
     if err.is_terminal:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, transient=True) as bar:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
             tasks: dict[str, TaskID] = {}
 
             def update(phase: str, done: int, total: int) -> None:

@@ -49,8 +49,9 @@ def answer_json(question: str, answer: Answer) -> dict[str, Any]:
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question, Chinese or English.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the answer, citations, trace and `abstained` "
-                                                         "as one JSON object.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the answer, citations, trace and `abstained` as one JSON object.")
+    ] = False,
     no_stream: Annotated[bool, typer.Option("--no-stream", help="Print the answer when it is complete.")] = False,
     data_dir: DataDir = None,
 ) -> None:

@@ -85,8 +85,10 @@ class Conversations:
         self.saver = SqliteSaver(self._connection)
         # How many questions each thread has had: its checkpoint keeps only the latest turns (graph.memory).
         with self._connection:
-            self._connection.execute(f"CREATE TABLE IF NOT EXISTS {_QUESTIONS_TABLE} "
-                                     "(thread_id TEXT PRIMARY KEY, questions INTEGER NOT NULL)")
+            self._connection.execute(
+                f"CREATE TABLE IF NOT EXISTS {_QUESTIONS_TABLE} "
+                "(thread_id TEXT PRIMARY KEY, questions INTEGER NOT NULL)"
+            )
         self.session = Session(context, checkpointer=self.saver)
         self.app: CompiledStateGraph[Any, Any, Any, Any] = self.session.app
 
@@ -155,17 +157,21 @@ class Conversations:
         asked = sum(isinstance(m, HumanMessage) for m in latest.checkpoint["channel_values"].get("messages", []))
         with self.saver.lock, self._connection:
             for table in ("checkpoints", "writes"):
-                self._connection.execute(f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < ?",
-                                         (thread, newest))
+                self._connection.execute(
+                    f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_id < ?", (thread, newest)
+                )
             self._connection.execute(
                 f"INSERT INTO {_QUESTIONS_TABLE} VALUES (?, ?) "
-                "ON CONFLICT(thread_id) DO UPDATE SET questions = questions + 1", (thread, asked))
+                "ON CONFLICT(thread_id) DO UPDATE SET questions = questions + 1",
+                (thread, asked),
+            )
 
     def _questions(self, thread: str) -> int | None:
         """The number of questions asked in a thread, if counted."""
         with self.saver.lock:
-            row = self._connection.execute(f"SELECT questions FROM {_QUESTIONS_TABLE} WHERE thread_id = ?",
-                                           (thread,)).fetchone()
+            row = self._connection.execute(
+                f"SELECT questions FROM {_QUESTIONS_TABLE} WHERE thread_id = ?", (thread,)
+            ).fetchone()
         return int(row[0]) if row else None
 
     def stream(self, question: str, thread: str, context: Context) -> Iterator[tuple[str, Any]]:
@@ -204,8 +210,9 @@ class Conversations:
         if snapshot is None:
             return None
         asked = [m.text for m in snapshot.values.get("messages", []) if isinstance(m, HumanMessage)]
-        return ThreadSummary(thread, self._questions(thread) or len(asked), asked[-1] if asked else "",
-                             snapshot.created_at or "")
+        return ThreadSummary(
+            thread, self._questions(thread) or len(asked), asked[-1] if asked else "", snapshot.created_at or ""
+        )
 
     def threads(self) -> list[ThreadSummary]:
         """List the saved conversations, the most recent first.
@@ -255,8 +262,9 @@ def line_reader(history: Path) -> Callable[[], str]:
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.styles import Style
 
-        session: PromptSession[str] = PromptSession(history=FileHistory(str(history)),
-                                                    style=Style.from_dict({"prompt": "ansicyan bold"}))
+        session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history)), style=Style.from_dict({"prompt": "ansicyan bold"})
+        )
         return lambda: session.prompt([("class:prompt", PROMPT)])
 
     def read() -> str:
@@ -301,10 +309,17 @@ class ChatSession:
     def greet(self) -> None:
         """Say which conversation this is, where the index is, and how to get help."""
         summary = self.conversations.summary(self.thread)
-        which = (f"resuming conversation {self.thread} ({questions(summary.questions)} so far, "
-                 f"last: “{summary.last_question}”)" if summary else f"new conversation {self.thread}")
-        self.console.print(f"{one_line(which)} · /help for commands, Ctrl-D to leave", markup=False,
-                           soft_wrap=not self.console.is_terminal)
+        which = (
+            f"resuming conversation {self.thread} ({questions(summary.questions)} so far, "
+            f"last: “{summary.last_question}”)"
+            if summary
+            else f"new conversation {self.thread}"
+        )
+        self.console.print(
+            f"{one_line(which)} · /help for commands, Ctrl-D to leave",
+            markup=False,
+            soft_wrap=not self.console.is_terminal,
+        )
         try:
             resources = self.conversations.session.resources
             model = resources.chat_model(self.context)
@@ -314,8 +329,10 @@ class ChatSession:
             self.error(str(error))
             return
         answers = f"answers by {self.context.chat_model}" if model is not None else "offline answers"
-        self.console.print(Text(f"{retriever.index.document_count()} documents in {self.settings.data_dir} · "
-                                f"{answers}", style="dim"), soft_wrap=not self.console.is_terminal)
+        self.console.print(
+            Text(f"{retriever.index.document_count()} documents in {self.settings.data_dir} · {answers}", style="dim"),
+            soft_wrap=not self.console.is_terminal,
+        )
 
     def status(self, message: str) -> Any:
         """A spinner on an interactive terminal; nothing elsewhere."""
@@ -404,10 +421,11 @@ class ChatSession:
         for t in threads:
             mark = "*" if t.name == self.thread else " "
             when = datetime.fromisoformat(t.updated).astimezone().strftime("%Y-%m-%d %H:%M") if t.updated else "?"
-            self.console.print(f"{mark} {one_line(t.name)}  {questions(t.questions)}, {when}, "
-                               f"last: “{one_line(t.last_question)}”",
-                               markup=False,
-                               soft_wrap=not self.console.is_terminal)
+            self.console.print(
+                f"{mark} {one_line(t.name)}  {questions(t.questions)}, {when}, last: “{one_line(t.last_question)}”",
+                markup=False,
+                soft_wrap=not self.console.is_terminal,
+            )
         self.console.print(Text("resume one with: selfcrag chat --thread NAME", style="dim"))
 
     def close(self) -> None:
@@ -417,11 +435,18 @@ class ChatSession:
 
 @app.command()
 def chat(
-    thread: Annotated[str | None, typer.Option("--thread", help="Resume (or start) the conversation with this "
-                                                                "name; see /threads.")] = None,
-    history_turns: Annotated[int | None, typer.Option(
-        "--history-turns", min=0, help="Earlier turns the conversation keeps (default: $SELFCRAG_HISTORY_TURNS "
-                                       "or 10); older ones are forgotten.")] = None,
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="Resume (or start) the conversation with this name; see /threads.")
+    ] = None,
+    history_turns: Annotated[
+        int | None,
+        typer.Option(
+            "--history-turns",
+            min=0,
+            help="Earlier turns the conversation keeps (default: $SELFCRAG_HISTORY_TURNS "
+            "or 10); older ones are forgotten.",
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Talk with the knowledge base: follow-up questions, cited sources and the route of each answer."""

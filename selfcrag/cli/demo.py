@@ -35,8 +35,10 @@ def demo(data_dir: DataDir = None) -> None:
         settings = context.settings()
         with progress_reporter() as progress:
             summary = run_ingest([SAMPLE_KB], settings, progress=progress)
-        out.print(f"indexed {summary.documents} sample documents ({summary.sentences} sentences) "
-                  f"into {settings.data_dir}", markup=False)
+        out.print(
+            f"indexed {summary.documents} sample documents ({summary.sentences} sentences) into {settings.data_dir}",
+            markup=False,
+        )
         with Session(context) as session:
             for question in DEMO_QUESTIONS:
                 out.print()

@@ -17,13 +17,38 @@ MODES = ("retrieval", "answer")
 DEFAULT_CONFIGS = {"retrieval": "hybrid", "answer": "selfcrag"}
 SHOWN = {
     "retrieval": ("set", "config", "n", "hit@1", "hit@5", "mrr@5", "ctx_chars@5", "p50_ms", "p95_ms"),
-    "answer": ("set", "config", "n", "answer_acc", "abstain_ok", "false_abstain", "cited_ok", "llm_calls_per_q",
-               "p50_ms", "p95_ms", "correct", "ambiguous", "incorrect", "rewrote", "regenerated"),
+    "answer": (
+        "set",
+        "config",
+        "n",
+        "answer_acc",
+        "abstain_ok",
+        "false_abstain",
+        "cited_ok",
+        "llm_calls_per_q",
+        "p50_ms",
+        "p95_ms",
+        "correct",
+        "ambiguous",
+        "incorrect",
+        "rewrote",
+        "regenerated",
+    ),
 }
 # Short column headers, so the answer table fits a terminal (the files keep the full keys).
-HEADERS = {"answer_acc": "acc", "abstain_ok": "abst ok", "false_abstain": "false abst", "cited_ok": "cited",
-           "llm_calls_per_q": "llm/q", "correct": "C", "ambiguous": "A", "incorrect": "I", "rewrote": "rewr",
-           "regenerated": "regen", "ctx_chars@5": "chars@5"}
+HEADERS = {
+    "answer_acc": "acc",
+    "abstain_ok": "abst ok",
+    "false_abstain": "false abst",
+    "cited_ok": "cited",
+    "llm_calls_per_q": "llm/q",
+    "correct": "C",
+    "ambiguous": "A",
+    "incorrect": "I",
+    "rewrote": "rewr",
+    "regenerated": "regen",
+    "ctx_chars@5": "chars@5",
+}
 
 
 def split_configs(modes: list[str], configs: str | None, windows: str | None) -> dict[str, list[str]]:
@@ -48,11 +73,16 @@ def split_configs(modes: list[str], configs: str | None, windows: str | None) ->
     chosen: dict[str, list[str]] = {mode: [] for mode in modes}
     for spec in [c.strip() for c in (configs or "").split(",") if c.strip()]:
         name = spec.split("@")[0]
-        mode = "answer" if name in ANSWER_CONFIGS else (
-            "retrieval" if name in NAMED_CONFIGS or chunk_size_of(name) else None)
+        mode = (
+            "answer"
+            if name in ANSWER_CONFIGS
+            else ("retrieval" if name in NAMED_CONFIGS or chunk_size_of(name) else None)
+        )
         if mode is None:
-            raise UserError(f"unknown configuration {name!r}; retrieval: {', '.join(NAMED_CONFIGS)}, chunk<size>; "
-                            f"answer: {', '.join(ANSWER_CONFIGS)}")
+            raise UserError(
+                f"unknown configuration {name!r}; retrieval: {', '.join(NAMED_CONFIGS)}, chunk<size>; "
+                f"answer: {', '.join(ANSWER_CONFIGS)}"
+            )
         if mode not in chosen:
             raise UserError(f"{spec!r} is a configuration of --mode {mode}; add that mode or drop it")
         chosen[mode].append(spec)
@@ -67,18 +97,28 @@ def split_configs(modes: list[str], configs: str | None, windows: str | None) ->
 def evaluate(
     set_dirs: Annotated[list[Path], typer.Argument(help="Set folders, each with docs/ and questions.jsonl.")],
     mode: Annotated[str, typer.Option(help="What to measure: retrieval, answer, or retrieval,answer.")] = "retrieval",
-    configs: Annotated[str | None, typer.Option(
-        help="Comma-separated configurations. Retrieval: hybrid (default), dense, bm25, hybrid-nowindow, weighted, "
-             "chunk512; answer: selfcrag (default), no-rewrite, plain. Override settings with @, e.g. "
-             "hybrid@window=2 or selfcrag@upper_threshold=0.7.")] = None,
-    windows: Annotated[str | None, typer.Option(help="Window sizes to compare, e.g. 0,1,2,3 (hybrid retrieval).")]
-    = None,
+    configs: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated configurations. Retrieval: hybrid (default), dense, bm25, hybrid-nowindow, weighted, "
+            "chunk512; answer: selfcrag (default), no-rewrite, plain. Override settings with @, e.g. "
+            "hybrid@window=2 or selfcrag@upper_threshold=0.7."
+        ),
+    ] = None,
+    windows: Annotated[
+        str | None, typer.Option(help="Window sizes to compare, e.g. 0,1,2,3 (hybrid retrieval).")
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only a sample of N questions per set.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the --limit sample.")] = 0,
-    answerer: Annotated[str, typer.Option(help="Answer mode: auto (chat model when configured), chat, offline.")]
-    = "auto",
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Write results.jsonl, results.md, chart.png and "
-                                                                "per-question answers into this folder.")] = None,
+    answerer: Annotated[
+        str, typer.Option(help="Answer mode: auto (chat model when configured), chat, offline.")
+    ] = "auto",
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Write results.jsonl, results.md, chart.png and per-question answers into this folder."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object a line.")] = False,
     data_dir: DataDir = None,
 ) -> None:
@@ -116,23 +156,42 @@ def evaluate(
             evalsets = [load_set(path) for path in set_dirs]
             for evalset in evalsets:
                 if evalset.blank:
-                    err.print(f"{evalset.name}: {len(evalset.blank)} question(s) with no text left out: "
-                              f"{', '.join(evalset.blank)}", markup=False)
+                    err.print(
+                        f"{evalset.name}: {len(evalset.blank)} question(s) with no text left out: "
+                        f"{', '.join(evalset.blank)}",
+                        markup=False,
+                    )
                 set_context, summary = ingest_set(evalset, context_for(data_dir), progress)
                 err.print(f"{evalset.name}: ingest {ingest_report(summary)}", markup=False)
                 results: list[Iterator[dict[str, object]]] = []
                 if "retrieval" in modes:
                     from selfcrag.eval.retrieval_eval import run_retrieval_eval
 
-                    results.append(run_retrieval_eval(evalset, resources.retriever(set_context), per_mode["retrieval"],
-                                                      limit=limit, seed=seed, progress=progress))
+                    results.append(
+                        run_retrieval_eval(
+                            evalset,
+                            resources.retriever(set_context),
+                            per_mode["retrieval"],
+                            limit=limit,
+                            seed=seed,
+                            progress=progress,
+                        )
+                    )
                 if "answer" in modes:
                     from selfcrag.eval.answer_eval import run_answer_eval
 
-                    results.append(run_answer_eval(
-                        evalset, set_context, per_mode["answer"], limit=limit, seed=seed, answerer=answerer,
-                        progress=progress,
-                        on_question=partial(keep_question, evalset.name)))
+                    results.append(
+                        run_answer_eval(
+                            evalset,
+                            set_context,
+                            per_mode["answer"],
+                            limit=limit,
+                            seed=seed,
+                            answerer=answerer,
+                            progress=progress,
+                            on_question=partial(keep_question, evalset.name),
+                        )
+                    )
                 first = True
                 for result in results:
                     for row in result:
@@ -169,4 +228,3 @@ def _cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
     return "" if value is None else str(value)
-

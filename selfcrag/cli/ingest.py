@@ -15,8 +15,9 @@ from selfcrag.cli.terminal import one_line
 def ingest(
     # readable=False: click would turn one unreadable path into a usage error for the whole command; the
     # loader reports it as a skipped line instead, and ingests the rest.
-    paths: Annotated[list[Path], typer.Argument(help="Files and folders (.md, .txt, .pdf), folders recursively.",
-                                                readable=False)],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files and folders (.md, .txt, .pdf), folders recursively.", readable=False)
+    ],
     prune: Annotated[bool, typer.Option(help="Remove indexed documents whose files are gone.")] = False,
     data_dir: DataDir = None,
 ) -> None:
@@ -25,8 +26,13 @@ def ingest(
 
     with user_errors(), progress_reporter() as progress:
         settings = context_for(data_dir).settings()
-        summary = run_ingest(paths, settings, prune=prune, progress=progress,
-                             on_wait=lambda message: err.print(message, markup=False, soft_wrap=True))
+        summary = run_ingest(
+            paths,
+            settings,
+            prune=prune,
+            progress=progress,
+            on_wait=lambda message: err.print(message, markup=False, soft_wrap=True),
+        )
     for note in summary.notes:
         err.print(note, markup=False, soft_wrap=True)
     rate = f", {summary.embedded / summary.embed_seconds:.0f} sentences/s embedded" if summary.embedded else ""

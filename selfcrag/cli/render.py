@@ -100,7 +100,7 @@ def markdown_source(text: str) -> str:
             fenced = not fenced
         row = not code and line.lstrip().startswith("|")
         if row and (found := _ROW_MARKERS.search(line)):
-            line = line[:found.start()] + "|"
+            line = line[: found.start()] + "|"
             markers.extend(m for m in re.findall(r"\[\d+\]", found.group(1)) if m not in markers)
         if not row and markers:
             lines.extend(["", "".join(markers), ""])
@@ -167,11 +167,24 @@ def print_sources_table(console: Console, citations: Sequence[Citation]) -> None
     if not console.is_terminal:
         console.print("sources:", markup=False)
         for c in citations:
-            console.print(f"  [{c.n}] {one_line(Path(c.source).name)} | {section_of(c)} | "
-                          f"{sentence_label(c.first, c.last)}", markup=False, soft_wrap=True)
+            console.print(
+                f"  [{c.n}] {one_line(Path(c.source).name)} | {section_of(c)} | {sentence_label(c.first, c.last)}",
+                markup=False,
+                soft_wrap=True,
+            )
         return
-    table = Table("#", "file", "section", "sentences", title="sources", title_justify="left", title_style="dim",
-                  box=None, header_style="dim", pad_edge=False)
+    table = Table(
+        "#",
+        "file",
+        "section",
+        "sentences",
+        title="sources",
+        title_justify="left",
+        title_style="dim",
+        box=None,
+        header_style="dim",
+        pad_edge=False,
+    )
     for c in citations:
         table.add_row(f"[{c.n}]", one_line(Path(c.source).name), section_of(c), sentence_span(c.first, c.last))
     console.print(table)
@@ -219,8 +232,9 @@ def print_route(console: Console, answer: Answer, seconds: float | None = None) 
         seconds: How long it took, if known.
     """
     took = f" · {seconds:.1f} s" if seconds is not None else ""
-    console.print(Text(f"route: {one_line(route_summary(answer.trace))}{took}", style="dim"),
-                  soft_wrap=not console.is_terminal)
+    console.print(
+        Text(f"route: {one_line(route_summary(answer.trace))}{took}", style="dim"), soft_wrap=not console.is_terminal
+    )
     for note in answer_notes(answer):
         console.print(Text(f"note: {one_line(note)}", style="yellow"), soft_wrap=not console.is_terminal)
 
@@ -240,8 +254,9 @@ def answer_notes(answer: Answer) -> list[str]:
     if len(fell_back) < 2 or len(reasons) != 1 or len(answer.notes) != len(fell_back):
         return answer.notes
     steps = [step["step"] for step in fell_back]
-    return [f"the chat model failed ({reasons.pop()}): {', '.join(steps[:-1])} and {steps[-1]} used their offline "
-            "methods"]
+    return [
+        f"the chat model failed ({reasons.pop()}): {', '.join(steps[:-1])} and {steps[-1]} used their offline methods"
+    ]
 
 
 def print_answer(console: Console, answer: Answer, *, heading: str | None = None) -> None:
@@ -320,8 +335,11 @@ def print_trace(console: Console, trace: Sequence[dict[str, Any]]) -> None:
     """
     for number, step in enumerate(trace, 1):
         details = {k: v for k, v in step.items() if k not in ("step", "decision")}
-        passages = {k: v for k, v in details.items()
-                    if isinstance(v, list) and v and all(isinstance(p, dict) and "source" in p for p in v)}
+        passages = {
+            k: v
+            for k, v in details.items()
+            if isinstance(v, list) and v and all(isinstance(p, dict) and "source" in p for p in v)
+        }
         scalars = []
         for key, value in details.items():
             if key in passages:
@@ -331,8 +349,12 @@ def print_trace(console: Console, trace: Sequence[dict[str, Any]]) -> None:
             elif isinstance(value, list):
                 value = ", ".join(Path(v).name if isinstance(v, str) and "/" in v else str(v) for v in value)
             scalars.append(one_line(f"{key}: {value}"))
-        line = Text.assemble((f"{number}. {step['step']}", "bold"), " → ", (one_line(step["decision"]), "cyan"),
-                             ("  " + " · ".join(scalars), "dim") if scalars else "")
+        line = Text.assemble(
+            (f"{number}. {step['step']}", "bold"),
+            " → ",
+            (one_line(step["decision"]), "cyan"),
+            ("  " + " · ".join(scalars), "dim") if scalars else "",
+        )
         console.print(line, soft_wrap=not console.is_terminal)
         for key, found in passages.items():
             console.print(Text(f"   {key}:", style="dim"))
@@ -363,13 +385,21 @@ class AnswerStream:
 
     def __enter__(self) -> AnswerStream:
         if self.console.is_interactive:
-            self.live = Live(self._view(), console=self.console, refresh_per_second=12, transient=False,
-                             vertical_overflow="visible", redirect_stdout=False, redirect_stderr=False)
+            self.live = Live(
+                self._view(),
+                console=self.console,
+                refresh_per_second=12,
+                transient=False,
+                vertical_overflow="visible",
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
             self.live.__enter__()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         # Ctrl-C cancels the answer; any other error is reported by the caller, under what was shown.
         cancelled = not self.finished and kind is not None and issubclass(kind, KeyboardInterrupt)
         note = Text("(cancelled)" if cancelled else "", style="dim")

@@ -35,8 +35,16 @@ def search(
         with Retriever(context.settings(), config) as retriever:
             result = retriever.search(question)
     if as_json:
-        print(json.dumps({"query": result.query, "timings_ms": result.timings_ms,
-                          "contexts": [c.to_dict() for c in result.contexts]}, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "query": result.query,
+                    "timings_ms": result.timings_ms,
+                    "contexts": [c.to_dict() for c in result.contexts],
+                },
+                ensure_ascii=False,
+            )
+        )
         return
     if not result.contexts:
         out.print("no matching passages", markup=False)
@@ -46,7 +54,9 @@ def search(
         span = f"sentences {context.first + 1}-{context.last + 1}"
         # File names, headings and text come from the user's documents: printed as text, never as markup or
         # escape sequences.
-        out.print(Text.assemble((f"[{rank}]", "bold"), f" {one_line(context.source)} | {one_line(where)} | {span} | "
-                                f"{ranks}"), soft_wrap=not out.is_terminal)
+        out.print(
+            Text.assemble((f"[{rank}]", "bold"), f" {one_line(context.source)} | {one_line(where)} | {span} | {ranks}"),
+            soft_wrap=not out.is_terminal,
+        )
         out.print(Text(visible(context.text.strip())), soft_wrap=not out.is_terminal)
         out.print()

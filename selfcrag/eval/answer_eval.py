@@ -38,12 +38,26 @@ ANSWER_CONFIGS: dict[str, dict[str, object]] = {
     # No query rewriting: a poor first retrieval goes straight to abstention.
     "no-rewrite": {"max_requery": 0},
     # The usual pipeline: answer from whatever was retrieved, no evaluator gate, no rewrite, no second try.
-    "plain": {"upper_threshold": 0.0, "lower_threshold": 0.0, "strip_threshold": 0.0, "max_requery": 0,
-              "max_regenerate": 0},
+    "plain": {
+        "upper_threshold": 0.0,
+        "lower_threshold": 0.0,
+        "strip_threshold": 0.0,
+        "max_requery": 0,
+        "max_regenerate": 0,
+    },
 }
 # Knobs reported with each result.
-REPORTED_KNOBS = ("top_k", "window", "upper_threshold", "lower_threshold", "strip_threshold", "min_kept_strips",
-                  "max_requery", "max_regenerate", "max_answer_sentences")
+REPORTED_KNOBS = (
+    "top_k",
+    "window",
+    "upper_threshold",
+    "lower_threshold",
+    "strip_threshold",
+    "min_kept_strips",
+    "max_requery",
+    "max_regenerate",
+    "max_answer_sentences",
+)
 
 
 def parse_answer_config(spec: str) -> dict[str, object]:
@@ -160,8 +174,11 @@ def question_record(question: Question, answer: Answer, outcome: AnswerOutcome) 
     Returns:
         A JSON-ready record, with the evaluator's best score per grading.
     """
-    best = [max((s["score"] for s in step.get("scores", [])), default=0.0)
-            for step in answer.trace if step["step"] == "grade_documents"]
+    best = [
+        max((s["score"] for s in step.get("scores", [])), default=0.0)
+        for step in answer.trace
+        if step["step"] == "grade_documents"
+    ]
     return {
         "id": question.id,
         "answerable": question.answerable,
@@ -212,10 +229,15 @@ def run_answer_eval(
         yield from _answer_configs(session, evalset, questions, overrides, answerer, progress, on_question)
 
 
-def _answer_configs(session: Session, evalset: EvalSet, questions: list[Question],
-                    overrides: list[tuple[str, dict[str, object]]], answerer: str,
-                    progress: ProgressCallback | None,
-                    on_question: Callable[[str, dict[str, object]], None] | None) -> Iterator[dict[str, object]]:
+def _answer_configs(
+    session: Session,
+    evalset: EvalSet,
+    questions: list[Question],
+    overrides: list[tuple[str, dict[str, object]]],
+    answerer: str,
+    progress: ProgressCallback | None,
+    on_question: Callable[[str, dict[str, object]], None] | None,
+) -> Iterator[dict[str, object]]:
     if questions:
         # Loads the evaluator's background vectors and the embedder's first call before any timing.
         session.ask(questions[0].question, answerer="offline")

@@ -105,8 +105,9 @@ def peak_memory_mib() -> float:
     return peak / (2**20 if sys.platform == "darwin" else 2**10)
 
 
-def _timed(calls: Sequence[str], run: Callable[[str], object], progress: ProgressCallback | None,
-           phase: str) -> list[float]:
+def _timed(
+    calls: Sequence[str], run: Callable[[str], object], progress: ProgressCallback | None, phase: str
+) -> list[float]:
     latencies = []
     for number, text in enumerate(calls, 1):
         began = time.perf_counter()
@@ -117,8 +118,15 @@ def _timed(calls: Sequence[str], run: Callable[[str], object], progress: Progres
     return latencies
 
 
-def run_bench(path: Path, context: Context, *, questions: Sequence[str] | None = None, count: int = 50,
-              seed: int = 0, progress: ProgressCallback | None = None) -> dict[str, object]:
+def run_bench(
+    path: Path,
+    context: Context,
+    *,
+    questions: Sequence[str] | None = None,
+    count: int = 50,
+    seed: int = 0,
+    progress: ProgressCallback | None = None,
+) -> dict[str, object]:
     """Benchmark ingestion, search and the offline workflow on a folder, in a temporary index.
 
     Args:
@@ -146,8 +154,9 @@ def run_bench(path: Path, context: Context, *, questions: Sequence[str] | None =
     tokenize("预热 warm up")  # loads jieba's dictionary, a one-off like loading the model
     with tempfile.TemporaryDirectory(prefix="selfcrag-bench-") as tmp:
         data_dir = Path(tmp)
-        bench_context = replace(context, data_dir=str(data_dir), qdrant_url="", collection="selfcrag_bench",
-                                answerer="offline")
+        bench_context = replace(
+            context, data_dir=str(data_dir), qdrant_url="", collection="selfcrag_bench", answerer="offline"
+        )
         summary = ingest([path], bench_context.settings(), progress=progress)
         if not summary.embedded:
             raise UserError(f"nothing to ingest in {path}: it holds no readable .md, .txt or .pdf file")

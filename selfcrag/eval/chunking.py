@@ -92,8 +92,14 @@ class ChunkIndex:
         self.embedder = embedder
 
     @classmethod
-    def build(cls, index: IndexReader, embedder: Embedder, cache_dir: Path, size: int,
-              progress: Callable[[str, int, int], None] | None = None) -> ChunkIndex:
+    def build(
+        cls,
+        index: IndexReader,
+        embedder: Embedder,
+        cache_dir: Path,
+        size: int,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> ChunkIndex:
         """Chunk every indexed document and embed the chunks (or load them from the cache).
 
         Args:
@@ -112,9 +118,10 @@ class ChunkIndex:
             if not sentences:
                 continue
             text, base = join_sentences(sentences), sentences[0].start
-            chunks.extend(Chunk(entry.doc_id, entry.source, entry.title, number, base + start, base + end,
-                                text[start:end])
-                          for number, (start, end) in enumerate(fixed_spans(len(text), size)))
+            chunks.extend(
+                Chunk(entry.doc_id, entry.source, entry.title, number, base + start, base + end, text[start:end])
+                for number, (start, end) in enumerate(fixed_spans(len(text), size))
+            )
         digest = hashlib.sha256(embedder.name.encode())
         for chunk in chunks:
             digest.update(chunk.text.encode("utf-8"))
@@ -150,13 +157,28 @@ class ChunkIndex:
 
     def _context(self, index: int, score: float) -> RetrievedContext:
         chunk = self.chunks[index]
-        return RetrievedContext(doc_id=chunk.doc_id, source=chunk.source, title=chunk.title, section=(),
-                                first=chunk.number, last=chunk.number, start=chunk.start, end=chunk.end,
-                                text=chunk.text, score=score, hits=())
+        return RetrievedContext(
+            doc_id=chunk.doc_id,
+            source=chunk.source,
+            title=chunk.title,
+            section=(),
+            first=chunk.number,
+            last=chunk.number,
+            start=chunk.start,
+            end=chunk.end,
+            text=chunk.text,
+            score=score,
+            hits=(),
+        )
 
 
-def embed_in_batches(embedder: Embedder, texts: list[str], progress: Callable[[str, int, int], None] | None = None,
-                     *, phase: str = "embedding") -> np.ndarray:
+def embed_in_batches(
+    embedder: Embedder,
+    texts: list[str],
+    progress: Callable[[str, int, int], None] | None = None,
+    *,
+    phase: str = "embedding",
+) -> np.ndarray:
     """Embed passages as ingestion does: sorted by length, in the embedder's batch size.
 
     Args:

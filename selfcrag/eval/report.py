@@ -16,8 +16,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 RETRIEVAL_COLUMNS = ("set", "config", "n", "hit@1", "hit@5", "mrr@5", "ctx_chars@5", "p50_ms", "p95_ms")
-ANSWER_COLUMNS = ("set", "config", "n", "answer_acc", "abstain_ok", "false_abstain", "cited_ok", "llm_calls_per_q",
-                  "tokens_per_q", "p50_ms", "p95_ms", "correct", "ambiguous", "incorrect", "rewrote", "regenerated")
+ANSWER_COLUMNS = (
+    "set",
+    "config",
+    "n",
+    "answer_acc",
+    "abstain_ok",
+    "false_abstain",
+    "cited_ok",
+    "llm_calls_per_q",
+    "tokens_per_q",
+    "p50_ms",
+    "p95_ms",
+    "correct",
+    "ambiguous",
+    "incorrect",
+    "rewrote",
+    "regenerated",
+)
 # What each chart compares, per mode.
 CHART_METRICS = {
     "retrieval": ("hit@1", "hit@5", "mrr@5"),
@@ -46,8 +62,7 @@ def machine() -> str:
         memory = f", {pages * size / 2**30:.0f} GiB RAM"
     except (ValueError, OSError, AttributeError):
         pass
-    return (f"{processor}, {os.cpu_count()} cores{memory}, {platform.system()}, "
-            f"Python {platform.python_version()}")
+    return f"{processor}, {os.cpu_count()} cores{memory}, {platform.system()}, Python {platform.python_version()}"
 
 
 def markdown_table(rows: Sequence[Row], columns: Sequence[str]) -> str:
@@ -88,13 +103,26 @@ def markdown_report(rows: Sequence[Row], command: str | None = None) -> str:
     retrieval = [r for r in rows if r.get("mode") == "retrieval"]
     answer = [r for r in rows if r.get("mode") == "answer"]
     if retrieval:
-        parts += ["## Retrieval", "", "Top 5 contexts per answerable question, after window expansion and merging.",
-                  "", markdown_table(retrieval, RETRIEVAL_COLUMNS), ""]
+        parts += [
+            "## Retrieval",
+            "",
+            "Top 5 contexts per answerable question, after window expansion and merging.",
+            "",
+            markdown_table(retrieval, RETRIEVAL_COLUMNS),
+            "",
+        ]
     if answer:
         answerers = sorted({str(r.get("answerer")) for r in answer})
-        parts += ["## Answers", "", f"The whole workflow per question (answerer: {', '.join(answerers)}). "
-                  "correct/ambiguous/incorrect: CRAG's action after the first retrieval; rewrote, regenerated: "
-                  "share of questions.", "", markdown_table(answer, ANSWER_COLUMNS), ""]
+        parts += [
+            "## Answers",
+            "",
+            f"The whole workflow per question (answerer: {', '.join(answerers)}). "
+            "correct/ambiguous/incorrect: CRAG's action after the first retrieval; rewrote, regenerated: "
+            "share of questions.",
+            "",
+            markdown_table(answer, ANSWER_COLUMNS),
+            "",
+        ]
     parts += [f"Measured on: {machine()}."]
     if command:
         parts += ["", "Reproduce with:", "", "```", command, "```"]

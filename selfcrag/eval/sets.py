@@ -88,17 +88,20 @@ def load_set(root: Path) -> EvalSet:
                 continue
             try:
                 raw = json.loads(line)
-                questions.append(Question(
-                    id=str(raw["id"]),
-                    question=raw["question"],
-                    lang=raw.get("lang", "en"),
-                    answerable=bool(raw.get("answerable", True)),
-                    answers=tuple(tuple(group) for group in raw.get("answers", [])),
-                    evidence=tuple(Evidence(e["doc_id"], tuple(e.get("contains", [])))
-                                   for e in raw.get("evidence", [])),
-                    answer_style=raw.get("answer_style", "short"),
-                    source=raw.get("source", ""),
-                ))
+                questions.append(
+                    Question(
+                        id=str(raw["id"]),
+                        question=raw["question"],
+                        lang=raw.get("lang", "en"),
+                        answerable=bool(raw.get("answerable", True)),
+                        answers=tuple(tuple(group) for group in raw.get("answers", [])),
+                        evidence=tuple(
+                            Evidence(e["doc_id"], tuple(e.get("contains", []))) for e in raw.get("evidence", [])
+                        ),
+                        answer_style=raw.get("answer_style", "short"),
+                        source=raw.get("source", ""),
+                    )
+                )
             except (KeyError, TypeError, json.JSONDecodeError) as error:
                 raise UserError(f"{questions_file}:{number}: not a question line ({error})") from None
     blank = [q.id for q in questions if not q.question.strip()]

@@ -562,8 +562,9 @@ def nothing_to_ingest(paths: Iterable[str | Path], skipped: Iterable[SkippedFile
     reasons = [f"{s.path}: {s.reason}" for s in skipped]
     kinds = f"{', '.join(SUPPORTED_SUFFIXES[:-1])} or {SUPPORTED_SUFFIXES[-1]}"
     shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
-    return (f"nothing to ingest in {', '.join(named) or 'no path'}: no {kinds} files"
-            + (f" (skipped {shown})" if shown else ""))
+    return f"nothing to ingest in {', '.join(named) or 'no path'}: no {kinds} files" + (
+        f" (skipped {shown})" if shown else ""
+    )
 
 
 def _is_supported_name(name: str) -> bool:

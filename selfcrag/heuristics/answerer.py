@@ -23,8 +23,9 @@ from selfcrag.split.sentences import join_wrapped_lines
 SECOND_SENTENCE_RATIO = 0.9
 
 
-def extractive_answer(knowledge: Sequence[KnowledgeItem], profile: QuestionProfile, *, max_sentences: int,
-                      strict: bool = False) -> list[CitedSentence]:
+def extractive_answer(
+    knowledge: Sequence[KnowledgeItem], profile: QuestionProfile, *, max_sentences: int, strict: bool = False
+) -> list[CitedSentence]:
     """Choose the sentences that answer the question best.
 
     Args:

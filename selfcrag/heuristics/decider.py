@@ -23,20 +23,33 @@ Route = Literal["retrieve", "greeting", "thanks", "arithmetic", "conversation", 
 
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|greetings|who are you|what can you do|"
-    r"你好|您好|嗨|哈喽|早上好|下午好|晚上好|你是谁|你能做什么)(?: there| everyone|呀|啊)?$")
-_THANKS = re.compile(r"^(?:thanks|thank you|thx|cheers|great|ok|okay|bye|goodbye|谢谢|多谢|感谢|好的|再见|拜拜)"
-                     r"(?: (?:a lot|very much|so much))?(?:你|您)?$")
+    r"你好|您好|嗨|哈喽|早上好|下午好|晚上好|你是谁|你能做什么)(?: there| everyone|呀|啊)?$"
+)
+_THANKS = re.compile(
+    r"^(?:thanks|thank you|thx|cheers|great|ok|okay|bye|goodbye|谢谢|多谢|感谢|好的|再见|拜拜)"
+    r"(?: (?:a lot|very much|so much))?(?:你|您)?$"
+)
 _CONVERSATION = re.compile(
     r"\bwhat (?:did|was) (?:i|my) (?:just |last |previous )?(?:ask|question)|\bmy (?:last|previous) question\b|"
     r"\bwhat did you (?:just )?(?:say|answer)|\byour (?:last|previous) answer\b|\brepeat (?:that|your answer)\b|"
     r"我(?:刚才|之前|上一个|上次)(?:问|说)了?什么|上一个问题|你(?:刚才|上次)(?:说|回答)了?什么|重复一下",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _ARITHMETIC_FILLER = re.compile(
     r"^(?:what(?:'s| is)|calculate|compute|how much is|请问|请计算|计算|算一下)?\s*(.*?)\s*"
-    r"(?:\s*(?:=\s*\?|=|\?|？|等于多少|等于几|是多少|是几))*\s*$", re.IGNORECASE)
+    r"(?:\s*(?:=\s*\?|=|\?|？|等于多少|等于几|是多少|是几))*\s*$",
+    re.IGNORECASE,
+)
 _ARITHMETIC_CHARS = re.compile(r"^[\d\s.+\-*/%()^×÷xX（）加减乘除以]+$")
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_OPERATORS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 
 
 def _plain(message: str) -> str:
@@ -79,9 +92,21 @@ def arithmetic_expression(message: str) -> str | None:
     body = match.group(1) if match else ""
     if not body or not _ARITHMETIC_CHARS.match(body) or not re.search(r"\d", body):
         return None
-    expression = (body.replace("×", "*").replace("x", "*").replace("X", "*").replace("÷", "/").replace("^", "**")
-                  .replace("（", "(").replace("）", ")").replace("乘以", "*").replace("除以", "/")
-                  .replace("加", "+").replace("减", "-").replace("乘", "*").replace("除", "/"))
+    expression = (
+        body.replace("×", "*")
+        .replace("x", "*")
+        .replace("X", "*")
+        .replace("÷", "/")
+        .replace("^", "**")
+        .replace("（", "(")
+        .replace("）", ")")
+        .replace("乘以", "*")
+        .replace("除以", "/")
+        .replace("加", "+")
+        .replace("减", "-")
+        .replace("乘", "*")
+        .replace("除", "/")
+    )
     if not re.search(r"\d\s*(?:\*\*|[-+*/%])\s*[\d(]", expression) or evaluate(expression) is None:
         return None
     return expression
@@ -96,6 +121,7 @@ def evaluate(expression: str) -> float | int | None:
     Returns:
         The value, or None when it is not plain arithmetic or cannot be computed.
     """
+
     def walk(node: ast.AST) -> float | int:
         if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
             return node.value
@@ -138,8 +164,7 @@ def direct_reply(route: Route, message: str, history: Sequence[AnyMessage]) -> s
         return replies.THANKS[language]
     if route == "arithmetic":
         expression = arithmetic_expression(message) or ""
-        return replies.ARITHMETIC[language].format(expression=expression.replace("**", "^"),
-                                                   value=evaluate(expression))
+        return replies.ARITHMETIC[language].format(expression=expression.replace("**", "^"), value=evaluate(expression))
     asks_answer = re.search(r"\bsay|answer|说|回答", message, re.IGNORECASE) is not None
     kind = AIMessage if asks_answer else HumanMessage
     earlier = [m for m in history if isinstance(m, kind)]

@@ -91,8 +91,12 @@ def score_strip(signals: StripSignals, kind: str) -> float:
     Returns:
         A score in [0, 1].
     """
-    values = {"coverage": signals.coverage, "phrase": signals.phrase, "dense": signals.dense,
-              "answer_type": signals.answer_type}
+    values = {
+        "coverage": signals.coverage,
+        "phrase": signals.phrase,
+        "dense": signals.dense,
+        "answer_type": signals.answer_type,
+    }
     used = [(STRIP_WEIGHTS[name], value) for name, value in values.items() if value is not None]
     score = sum(w * v for w, v in used) / sum(w for w, _ in used)
     if signals.answer_type == 0.0:
@@ -111,8 +115,11 @@ def score_context(best_strip: float, coverage: float, agreement: float) -> float
     Returns:
         A score in [0, 1].
     """
-    return (PASSAGE_WEIGHTS["best_strip"] * best_strip + PASSAGE_WEIGHTS["coverage"] * coverage
-            + PASSAGE_WEIGHTS["agreement"] * agreement)
+    return (
+        PASSAGE_WEIGHTS["best_strip"] * best_strip
+        + PASSAGE_WEIGHTS["coverage"] * coverage
+        + PASSAGE_WEIGHTS["agreement"] * agreement
+    )
 
 
 class OfflineEvaluator:
@@ -148,8 +155,9 @@ class OfflineEvaluator:
             if key not in self._profiles:
                 if len(self._profiles) > 256:
                     self._profiles.clear()
-                self._profiles[key] = profile_question(question, self.retriever.embedder,
-                                                       term_statistics(index), self._background_vectors())
+                self._profiles[key] = profile_question(
+                    question, self.retriever.embedder, term_statistics(index), self._background_vectors()
+                )
             return self._profiles[key]
 
     def forget_questions(self) -> None:

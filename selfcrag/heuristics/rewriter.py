@@ -23,8 +23,7 @@ def _weight(word: str, statistics: TermStatistics) -> float:
     return max((statistics.weight(t) for t in tokenize(word)), default=0.0)
 
 
-def rewrite_query(question: str, evidence: Sequence[str], previous: Sequence[str],
-                  statistics: TermStatistics) -> str:
+def rewrite_query(question: str, evidence: Sequence[str], previous: Sequence[str], statistics: TermStatistics) -> str:
     """Write a new search query for a question whose retrieval found too little.
 
     Args:

@@ -36,29 +36,58 @@ _WORD_NUMBER_EN = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|f
 # Expected answer types: (question pattern, answer pattern), tried in this order.
 ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "duration": (
-        re.compile(r"\bhow (?:long|soon)\b|\bhow many (?:business |working )?" + _UNIT_TIME_EN + r"\b"
-                   r"|\bwithin how many\b|多久|多长时间|多少天|几天|多少个?工作日|多少小时|几个?小时|多少年|几年|"
-                   r"多少个月|几个月|期限|时效|时长|有效期", re.IGNORECASE),
-        re.compile(_NUMBER + r"\s*-?\s*" + _UNIT_TIME_EN + r"\b|\b" + _WORD_NUMBER_EN + r"\s+" + _UNIT_TIME_EN
-                   + r"\b|\d+\s*" + _UNIT_TIME_ZH + r"|[一二三四五六七八九十两半]+\s*" + _UNIT_TIME_ZH,
-                   re.IGNORECASE),
+        re.compile(
+            r"\bhow (?:long|soon)\b|\bhow many (?:business |working )?" + _UNIT_TIME_EN + r"\b"
+            r"|\bwithin how many\b|多久|多长时间|多少天|几天|多少个?工作日|多少小时|几个?小时|多少年|几年|"
+            r"多少个月|几个月|期限|时效|时长|有效期",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            _NUMBER
+            + r"\s*-?\s*"
+            + _UNIT_TIME_EN
+            + r"\b|\b"
+            + _WORD_NUMBER_EN
+            + r"\s+"
+            + _UNIT_TIME_EN
+            + r"\b|\d+\s*"
+            + _UNIT_TIME_ZH
+            + r"|[一二三四五六七八九十两半]+\s*"
+            + _UNIT_TIME_ZH,
+            re.IGNORECASE,
+        ),
     ),
     "money": (
-        re.compile(r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|salary)\b|售价|价格|价钱|多少钱|费用|收费|"
-                   r"运费|手续费|多少元", re.IGNORECASE),
-        re.compile(r"[$€£¥￥]\s?\d|" + _NUMBER + r"\s*(?:dollars?|euros?|usd|eur|gbp|cents?)\b|\d+(?:\.\d+)?\s*"
-                   r"(?:元|块|美元|欧元)", re.IGNORECASE),
+        re.compile(
+            r"\b(?:price|prices|cost|costs|fee|fees|charge|charges|salary)\b|售价|价格|价钱|多少钱|费用|收费|"
+            r"运费|手续费|多少元",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"[$€£¥￥]\s?\d|" + _NUMBER + r"\s*(?:dollars?|euros?|usd|eur|gbp|cents?)\b|\d+(?:\.\d+)?\s*"
+            r"(?:元|块|美元|欧元)",
+            re.IGNORECASE,
+        ),
     ),
     "time": (
-        re.compile(r"\bwhat time\b|\b(?:opening|office|core|business|working) hours\b|几点|营业时间|开放时间|"
-                   r"服务时间|工作时间|上班时间", re.IGNORECASE),
+        re.compile(
+            r"\bwhat time\b|\b(?:opening|office|core|business|working) hours\b|几点|营业时间|开放时间|"
+            r"服务时间|工作时间|上班时间",
+            re.IGNORECASE,
+        ),
         re.compile(r"\b\d{1,2}[:：]\d{2}\b|\d{1,2}\s*点|\b\d{1,2}\s*(?:am|pm)\b", re.IGNORECASE),
     ),
     "date": (
-        re.compile(r"\bwhen (?:was|were|did|will)\b|\bwhat date\b|\bwhich (?:year|day|month)\b|\bin what year\b|"
-                   r"哪一?年|哪一?天|什么时候|何时|日期|哪个月", re.IGNORECASE),
-        re.compile(r"\b(?:1[6-9]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
-                   r"\d+\s*年|\d+\s*月\s*\d+\s*日", re.IGNORECASE),
+        re.compile(
+            r"\bwhen (?:was|were|did|will)\b|\bwhat date\b|\bwhich (?:year|day|month)\b|\bin what year\b|"
+            r"哪一?年|哪一?天|什么时候|何时|日期|哪个月",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"\b(?:1[6-9]|20)\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+            r"\d+\s*年|\d+\s*月\s*\d+\s*日",
+            re.IGNORECASE,
+        ),
     ),
     "url": (
         re.compile(r"\b(?:url|urls|endpoint|address|link|website|domain)\b|网址|链接|地址|域名", re.IGNORECASE),
@@ -69,8 +98,11 @@ ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"\d+(?:\.\d+)?\s*%|\bpercent\b|百分之", re.IGNORECASE),
     ),
     "number": (
-        re.compile(r"\bhow (?:many|much)\b|\bnumber of\b|\blimits?\b|\bmaximum\b|\bminimum\b|多少|几个|上限|"
-                   r"下限|最多|最少", re.IGNORECASE),
+        re.compile(
+            r"\bhow (?:many|much)\b|\bnumber of\b|\blimits?\b|\bmaximum\b|\bminimum\b|多少|几个|上限|"
+            r"下限|最多|最少",
+            re.IGNORECASE,
+        ),
         re.compile(_NUMBER),
     ),
 }
@@ -250,8 +282,9 @@ class QuestionProfile:
         return float(min(max((cosine - self.floor) / span, 0.0), 1.0))
 
 
-def profile_question(question: str, embedder: Embedder, statistics: TermStatistics,
-                     background: np.ndarray) -> QuestionProfile:
+def profile_question(
+    question: str, embedder: Embedder, statistics: TermStatistics, background: np.ndarray
+) -> QuestionProfile:
     """Prepare a question for scoring.
 
     Args:

@@ -24,8 +24,12 @@ _CLAUSE_ENDS = (";", "；")
 _ITEM_KINDS = ("list", "clause")
 # Items a lead-in brings along at most.
 MAX_ITEMS = 8
-_MARKERS = (("circled", re.compile(r"^[\u2460-\u2473\u2776-\u277f]")), ("dash", re.compile(r"^[-*•+]\s")),
-            ("number", re.compile(r"^\(?\d+[.)、）]")), ("cjk", re.compile(r"^[一二三四五六七八九十]+[、.．]")))
+_MARKERS = (
+    ("circled", re.compile(r"^[\u2460-\u2473\u2776-\u277f]")),
+    ("dash", re.compile(r"^[-*•+]\s")),
+    ("number", re.compile(r"^\(?\d+[.)、）]")),
+    ("cjk", re.compile(r"^[一二三四五六七八九十]+[、.．]")),
+)
 
 
 def _marker(text: str) -> str:
@@ -58,8 +62,9 @@ class KnowledgeStrip:
 
 
 def _strip(sentence: StoredSentence) -> KnowledgeStrip:
-    return KnowledgeStrip(sentence.doc_id, sentence.position, sentence.kind, sentence.section, sentence.start,
-                          sentence.end, sentence.text)
+    return KnowledgeStrip(
+        sentence.doc_id, sentence.position, sentence.kind, sentence.section, sentence.start, sentence.end, sentence.text
+    )
 
 
 def strip_at(index: SentenceSource, doc_id: str, position: int) -> KnowledgeStrip | None:

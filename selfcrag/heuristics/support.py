@@ -50,8 +50,9 @@ def _normal(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def check_sentences(sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem],
-                    retriever: Retriever) -> list[SentenceSupport]:
+def check_sentences(
+    sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem], retriever: Retriever
+) -> list[SentenceSupport]:
     """Check every sentence of an answer against the knowledge items it cites.
 
     Args:
@@ -87,8 +88,12 @@ def _align(text: str, cited: Sequence[KnowledgeItem], source_text: str, retrieve
     overlap = len(terms & set(tokenize(source_text))) / len(terms) if terms else 1.0
     if overlap >= TERM_OVERLAP:
         return SentenceSupport(True, "aligned", overlap)
-    strips = [s for k in cited for st in k["strips"]
-              if (s := strip_at(retriever.index, k["doc_id"], st["position"])) is not None]
+    strips = [
+        s
+        for k in cited
+        for st in k["strips"]
+        if (s := strip_at(retriever.index, k["doc_id"], st["position"])) is not None
+    ]
     if not strips:
         return SentenceSupport(False, "weak", overlap)
     cosine = float(np.max(strip_vectors(retriever, strips) @ retriever.embedder.embed_passages([text])[0]))

@@ -42,8 +42,12 @@ def _close_local_clients() -> None:
 
 def index_options(settings: Settings) -> IndexOptions:
     """The collection build settings of a configuration."""
-    return IndexOptions(quantization=settings.qdrant_quantization, vectors_on_disk=settings.qdrant_on_disk,
-                        shard_number=settings.qdrant_shards, replication_factor=settings.qdrant_replicas)
+    return IndexOptions(
+        quantization=settings.qdrant_quantization,
+        vectors_on_disk=settings.qdrant_on_disk,
+        shard_number=settings.qdrant_shards,
+        replication_factor=settings.qdrant_replicas,
+    )
 
 
 def _one_line(error: BaseException) -> str:
@@ -71,8 +75,9 @@ def server_target(settings: Settings) -> ServerTarget | None:
                 try:
                     client = _local_clients[path] = QdrantClient(path=str(path))
                 except RuntimeError as error:
-                    raise UserError(f"{url} is open in another process (qdrant-client local mode allows one): "
-                                    f"{_one_line(error)}") from None
+                    raise UserError(
+                        f"{url} is open in another process (qdrant-client local mode allows one): {_one_line(error)}"
+                    ) from None
     else:
         # The version check warns twice when the server is unreachable; the call below says it in one line.
         client = QdrantClient(url=url, api_key=settings.qdrant_api_key, timeout=30, check_compatibility=False)
@@ -88,8 +93,19 @@ def open_reader(settings: Settings) -> IndexReader:
     return IndexReader(settings.data_dir, server=server_target(settings))
 
 
-def open_writer(settings: Settings, embedder: Embedder, *, on_wait: Callable[[str], None] | None = None,
-                progress: ProgressCallback | None = None) -> IndexWriter:
+def open_writer(
+    settings: Settings,
+    embedder: Embedder,
+    *,
+    on_wait: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
+) -> IndexWriter:
     """Start writing the next generation of a configuration's index (use it as a context manager)."""
-    return IndexWriter(settings.data_dir, embedder, server=server_target(settings), options=index_options(settings),
-                       on_wait=on_wait, progress=progress)
+    return IndexWriter(
+        settings.data_dir,
+        embedder,
+        server=server_target(settings),
+        options=index_options(settings),
+        on_wait=on_wait,
+        progress=progress,
+    )

@@ -132,8 +132,10 @@ def acquire(root: Path, attempts: int = 200) -> Lease | None:
             handle = (path / READERS_LOCK).open("a")
         except FileNotFoundError:
             if not path.exists() and read_pointer(root) == name:
-                raise UserError(f"the index in {root} is missing its current data ({name}): "
-                                "run `selfcrag ingest PATH` to rebuild it") from None
+                raise UserError(
+                    f"the index in {root} is missing its current data ({name}): "
+                    "run `selfcrag ingest PATH` to rebuild it"
+                ) from None
             time.sleep(0.01)
             continue
         try:

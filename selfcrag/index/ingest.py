@@ -78,8 +78,14 @@ def index_document(loaded: LoadedFile, max_chars: int) -> PreparedDocument:
         Its sentences as the index stores them, with their BM25 terms.
     """
     source = str(loaded.path)
-    return prepare_document(document_id(source), source, loaded.text, content_hash(loaded.text), max_chars,
-                            title=document_title(loaded.text, loaded.path.stem))
+    return prepare_document(
+        document_id(source),
+        source,
+        loaded.text,
+        content_hash(loaded.text),
+        max_chars,
+        title=document_title(loaded.text, loaded.path.stem),
+    )
 
 
 def _remove_legacy(data_dir: Path, notes: list[str]) -> None:
@@ -148,8 +154,13 @@ def ingest(
     return summary
 
 
-def _ingest_files(writer: IndexWriter, files: Sequence[Path], max_chars: int, summary: IngestSummary,
-                  progress: ProgressCallback | None) -> set[str]:
+def _ingest_files(
+    writer: IndexWriter,
+    files: Sequence[Path],
+    max_chars: int,
+    summary: IngestSummary,
+    progress: ProgressCallback | None,
+) -> set[str]:
     """Index the files given; returns the ids of the documents they are."""
     seen: set[str] = set()
     for number, path in enumerate(files, 1):

@@ -47,8 +47,9 @@ class SentenceVectorStore(QdrantVectorStore):
     """``QdrantVectorStore`` over a selfcrag collection: sentences as documents, their payload as metadata."""
 
     @classmethod
-    def _document_from_point(cls, scored_point: Any, collection_name: str, content_payload_key: str,
-                             metadata_payload_key: str) -> Document:
+    def _document_from_point(
+        cls, scored_point: Any, collection_name: str, content_payload_key: str, metadata_payload_key: str
+    ) -> Document:
         payload = dict(scored_point.payload or {})
         text = payload.pop(content_payload_key, "")
         payload.update(_id=scored_point.id, _collection_name=collection_name)
@@ -68,7 +69,12 @@ def hybrid_vector_store(client: Any, collection: str, embedder: Embeddings, avg_
         The vector store; ``as_retriever()`` makes it a LangChain retriever.
     """
     return SentenceVectorStore(
-        client=client, collection_name=collection, embedding=embedder,
-        sparse_embedding=BM25SparseEmbeddings(avg_length), retrieval_mode=RetrievalMode.HYBRID,
-        vector_name=DENSE, sparse_vector_name=SPARSE, content_payload_key="text",
+        client=client,
+        collection_name=collection,
+        embedding=embedder,
+        sparse_embedding=BM25SparseEmbeddings(avg_length),
+        retrieval_mode=RetrievalMode.HYBRID,
+        vector_name=DENSE,
+        sparse_vector_name=SPARSE,
+        content_payload_key="text",
     )

@@ -102,8 +102,10 @@ class Manifest:
             raise UserError(f"{self.path} is not a selfcrag index manifest (damaged or foreign file): {fix}")
         if version != str(FORMAT_VERSION):
             self.db.close()
-            raise UserError(f"{self.path} was written by another selfcrag version (format {version}, "
-                            f"this one reads {FORMAT_VERSION}): {fix}")
+            raise UserError(
+                f"{self.path} was written by another selfcrag version (format {version}, "
+                f"this one reads {FORMAT_VERSION}): {fix}"
+            )
 
     # ------------------------------------------------------------------ meta
 
@@ -114,9 +116,10 @@ class Manifest:
 
     def set_meta(self, **values: object) -> None:
         """Set metadata values."""
-        self.db.executemany("INSERT INTO meta(key, value) VALUES(?, ?) "
-                            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                            [(k, str(v)) for k, v in values.items()])
+        self.db.executemany(
+            "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [(k, str(v)) for k, v in values.items()],
+        )
 
     @property
     def avg_length(self) -> float:
@@ -127,14 +130,17 @@ class Manifest:
 
     def documents(self) -> Iterator[DocumentEntry]:
         """All documents, in ingestion order."""
-        for row in self.db.execute("SELECT doc_id, source, title, content_hash, sentence_count, terms "
-                                   "FROM documents ORDER BY seq"):
+        for row in self.db.execute(
+            "SELECT doc_id, source, title, content_hash, sentence_count, terms FROM documents ORDER BY seq"
+        ):
             yield DocumentEntry(*row)
 
     def document(self, doc_id: str) -> DocumentEntry | None:
         """One document, or None."""
-        row = self.db.execute("SELECT doc_id, source, title, content_hash, sentence_count, terms "
-                              "FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        row = self.db.execute(
+            "SELECT doc_id, source, title, content_hash, sentence_count, terms FROM documents WHERE doc_id = ?",
+            (doc_id,),
+        ).fetchone()
         return DocumentEntry(*row) if row else None
 
     def document_count(self) -> int:
@@ -143,8 +149,9 @@ class Manifest:
 
     def totals(self) -> tuple[int, int]:
         """``(sentences, terms)`` over all documents."""
-        row = self.db.execute("SELECT coalesce(sum(sentence_count), 0), coalesce(sum(terms), 0) "
-                              "FROM documents").fetchone()
+        row = self.db.execute(
+            "SELECT coalesce(sum(sentence_count), 0), coalesce(sum(terms), 0) FROM documents"
+        ).fetchone()
         return int(row[0]), int(row[1])
 
     def put_document(self, entry: DocumentEntry) -> None:
@@ -166,9 +173,10 @@ class Manifest:
 
     def add_document_frequencies(self, counts: Mapping[int, int], sign: int = 1) -> None:
         """Add (or, with ``sign=-1``, subtract) sentence counts per term id."""
-        self.db.executemany("INSERT INTO term_df(term, df) VALUES(?, ?) "
-                            "ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
-                            [(term, sign * n) for term, n in counts.items()])
+        self.db.executemany(
+            "INSERT INTO term_df(term, df) VALUES(?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df",
+            [(term, sign * n) for term, n in counts.items()],
+        )
 
     def document_frequency(self, term: str) -> int:
         """In how many sentences a term occurs."""

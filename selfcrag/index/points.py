@@ -104,24 +104,43 @@ class StoredSentence:
     def payload(self) -> dict[str, Any]:
         """The point payload."""
         return {
-            "doc_id": self.doc_id, "position": self.position, "start": self.start, "end": self.end,
-            "text": self.text, "tail": self.tail, "section": list(self.section),
-            "section_index": self.section_index, "section_first": self.section_first,
-            "section_last": self.section_last, "section_start": self.section_start,
-            "section_end": self.section_end, "kind": self.kind, "source": self.source,
-            "content_hash": self.content_hash, "terms": self.terms,
+            "doc_id": self.doc_id,
+            "position": self.position,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "tail": self.tail,
+            "section": list(self.section),
+            "section_index": self.section_index,
+            "section_first": self.section_first,
+            "section_last": self.section_last,
+            "section_start": self.section_start,
+            "section_end": self.section_end,
+            "kind": self.kind,
+            "source": self.source,
+            "content_hash": self.content_hash,
+            "terms": self.terms,
         }
 
     @staticmethod
     def from_payload(payload: Mapping[str, Any]) -> StoredSentence:
         """Rebuild a sentence from its point payload."""
         return StoredSentence(
-            doc_id=payload["doc_id"], position=int(payload["position"]), start=int(payload["start"]),
-            end=int(payload["end"]), text=payload["text"], tail=payload["tail"],
-            section=tuple(payload["section"]), section_index=int(payload["section_index"]),
-            section_first=int(payload["section_first"]), section_last=int(payload["section_last"]),
-            section_start=int(payload["section_start"]), section_end=int(payload["section_end"]),
-            kind=payload["kind"], source=payload["source"], content_hash=payload["content_hash"],
+            doc_id=payload["doc_id"],
+            position=int(payload["position"]),
+            start=int(payload["start"]),
+            end=int(payload["end"]),
+            text=payload["text"],
+            tail=payload["tail"],
+            section=tuple(payload["section"]),
+            section_index=int(payload["section_index"]),
+            section_first=int(payload["section_first"]),
+            section_last=int(payload["section_last"]),
+            section_start=int(payload["section_start"]),
+            section_end=int(payload["section_end"]),
+            kind=payload["kind"],
+            source=payload["source"],
+            content_hash=payload["content_hash"],
             terms=int(payload["terms"]),
         )
 

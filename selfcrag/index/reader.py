@@ -90,8 +90,10 @@ class IndexReader:
 
     def _open(self) -> None:
         if (self.data_dir / LEGACY_SNAPSHOT).exists() and not self.root.exists():
-            raise UserError(f"{self.data_dir} holds an index of an older selfcrag version (never read: it is a "
-                            "pickle); run `selfcrag ingest PATH` to build the new index there")
+            raise UserError(
+                f"{self.data_dir} holds an index of an older selfcrag version (never read: it is a "
+                "pickle); run `selfcrag ingest PATH` to build the new index there"
+            )
         lease = generations.acquire(self.root)
         if lease is None:
             raise NoIndexError(f"nothing is indexed in {self.data_dir} yet: run `selfcrag ingest PATH` first")
@@ -156,8 +158,16 @@ class IndexReader:
 
     # ------------------------------------------------------------------ searching
 
-    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,
-               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+    def search(
+        self,
+        dense: np.ndarray | None,
+        sparse: SparseVector | None,
+        *,
+        candidates: int,
+        limit: int,
+        rrf_k: int,
+        weights: tuple[float, float] = (1.0, 1.0),
+    ) -> SearchLists:
         """Rank sentences (see :meth:`SentenceStore.search`)."""
         store = self.store
         assert store is not None
@@ -210,7 +220,8 @@ class IndexReader:
                 with self._lock:
                     assert self.store is not None
                     found = self.store.retrieve(
-                        document_point_ids(entry.doc_id, range(start, min(start + 1024, entry.sentence_count))))
+                        document_point_ids(entry.doc_id, range(start, min(start + 1024, entry.sentence_count)))
+                    )
                 yield from sorted((p.sentence for p in found.values()), key=lambda s: s.position)
 
     def document_text(self, doc_id: str) -> str:
@@ -271,8 +282,7 @@ class IndexReader:
     # ------------------------------------------------------------------ closing
 
     @staticmethod
-    def _close_parts(lease: generations.Lease | None, manifest: Manifest | None,
-                     store: SentenceStore | None) -> None:
+    def _close_parts(lease: generations.Lease | None, manifest: Manifest | None, store: SentenceStore | None) -> None:
         if store is not None and isinstance(store, EdgeStore):
             store.close()
         if manifest is not None:

@@ -80,8 +80,9 @@ def query_vector(tokens: Sequence[str]) -> SparseVector:
     return SparseVector(list(counts), [float(c) for c in counts.values()])
 
 
-def reweight(values: Sequence[float], length: int, old_avg: float, new_avg: float,
-             k1: float = K1, b: float = B) -> list[float]:
+def reweight(
+    values: Sequence[float], length: int, old_avg: float, new_avg: float, k1: float = K1, b: float = B
+) -> list[float]:
     """Recompute stored weights for a new average length.
 
     The term frequency is recovered from the stored weight ``w`` by inverting

@@ -103,8 +103,16 @@ class SentenceStore:
         """Number of points."""
         raise NotImplementedError
 
-    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,
-               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+    def search(
+        self,
+        dense: np.ndarray | None,
+        sparse: SparseVector | None,
+        *,
+        candidates: int,
+        limit: int,
+        rrf_k: int,
+        weights: tuple[float, float] = (1.0, 1.0),
+    ) -> SearchLists:
         """Rank sentences by the dense vector, the sparse vector, or both fused with RRF.
 
         Args:
@@ -153,8 +161,9 @@ class EdgeStore(SentenceStore):
         options: Build settings.
     """
 
-    def __init__(self, path: Path, dim: int | None = None, *, create: bool = False,
-                 options: IndexOptions | None = None) -> None:
+    def __init__(
+        self, path: Path, dim: int | None = None, *, create: bool = False, options: IndexOptions | None = None
+    ) -> None:
         import qdrant_edge as qe
 
         self._qe = qe
@@ -172,12 +181,17 @@ class EdgeStore(SentenceStore):
     def _config(self, dim: int) -> Any:
         qe = self._qe
         o = self.options
-        quantization = (qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Pinned)
-                        if o.quantization == "int8" else None)
+        quantization = (
+            qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Pinned)
+            if o.quantization == "int8"
+            else None
+        )
         # float16 originals: half the disk and page cache of float32, and they only rescore
         # the candidates that the int8 copies found.
         dense = qe.EdgeVectorParams(
-            size=dim, distance=qe.Distance.Cosine, quantization_config=quantization,
+            size=dim,
+            distance=qe.Distance.Cosine,
+            quantization_config=quantization,
             datatype=qe.VectorStorageDatatype.Float16,
             memory=qe.Memory.Cold if o.vectors_on_disk else qe.Memory.Cached,
         )
@@ -195,17 +209,24 @@ class EdgeStore(SentenceStore):
             return
         qe = self._qe
         converted = [
-            qe.Point(p.id, {DENSE: p.dense.astype(np.float32).tolist(),
-                            SPARSE: qe.SparseVector(p.sparse.indices, p.sparse.values)},
-                     p.sentence.payload())
+            qe.Point(
+                p.id,
+                {
+                    DENSE: p.dense.astype(np.float32).tolist(),
+                    SPARSE: qe.SparseVector(p.sparse.indices, p.sparse.values),
+                },
+                p.sentence.payload(),
+            )
             for p in points
         ]
         self.shard.update(qe.UpdateOperation.upsert_points(converted))
 
     def update_sparse(self, ids: Sequence[str], vectors: Sequence[SparseVector]) -> None:  # noqa: D102
         qe = self._qe
-        updates = [qe.PointVectors(pid, {SPARSE: qe.SparseVector(v.indices, v.values)})
-                   for pid, v in zip(ids, vectors, strict=True)]
+        updates = [
+            qe.PointVectors(pid, {SPARSE: qe.SparseVector(v.indices, v.values)})
+            for pid, v in zip(ids, vectors, strict=True)
+        ]
         if updates:
             self.shard.update(qe.UpdateOperation.update_vectors(updates))
 
@@ -213,8 +234,13 @@ class EdgeStore(SentenceStore):
         if ids:
             self.shard.update(self._qe.UpdateOperation.delete_points(list(ids)))
 
-    def retrieve(self, ids: Sequence[str], *, dense: bool = False,  # noqa: D102
-                 sparse: bool = False) -> dict[str, StoredPoint]:
+    def retrieve(  # noqa: D102
+        self,
+        ids: Sequence[str],
+        *,
+        dense: bool = False,
+        sparse: bool = False,
+    ) -> dict[str, StoredPoint]:
         if not ids:
             return {}
         names = [n for n, wanted in ((DENSE, dense), (SPARSE, sparse)) if wanted]
@@ -240,14 +266,24 @@ class EdgeStore(SentenceStore):
     def count(self) -> int:  # noqa: D102
         return int(self.shard.count(self._qe.CountRequest(exact=True)))
 
-    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,  # noqa: D102
-               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+    def search(  # noqa: D102
+        self,
+        dense: np.ndarray | None,
+        sparse: SparseVector | None,
+        *,
+        candidates: int,
+        limit: int,
+        rrf_k: int,
+        weights: tuple[float, float] = (1.0, 1.0),
+    ) -> SearchLists:
         qe = self._qe
         params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
-        dense_query = (qe.Query.Nearest(dense.astype(np.float32).tolist(), using=DENSE)
-                       if dense is not None else None)
-        sparse_query = (qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=SPARSE)
-                        if sparse is not None and sparse.indices else None)
+        dense_query = qe.Query.Nearest(dense.astype(np.float32).tolist(), using=DENSE) if dense is not None else None
+        sparse_query = (
+            qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=SPARSE)
+            if sparse is not None and sparse.indices
+            else None
+        )
         requests = []
         if dense_query is not None:
             requests.append(qe.QueryRequest(limit=candidates, query=dense_query, params=params, with_payload=False))
@@ -255,11 +291,17 @@ class EdgeStore(SentenceStore):
             requests.append(qe.QueryRequest(limit=candidates, query=sparse_query, with_payload=False))
         if dense_query is not None and sparse_query is not None:
             fusion = qe.Fusion.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])
-            requests.append(qe.QueryRequest(
-                limit=limit, query=fusion, with_payload=False,
-                prefetches=[qe.Prefetch(limit=candidates, query=dense_query, params=params),
-                            qe.Prefetch(limit=candidates, query=sparse_query)],
-            ))
+            requests.append(
+                qe.QueryRequest(
+                    limit=limit,
+                    query=fusion,
+                    with_payload=False,
+                    prefetches=[
+                        qe.Prefetch(limit=candidates, query=dense_query, params=params),
+                        qe.Prefetch(limit=candidates, query=sparse_query),
+                    ],
+                )
+            )
         if not requests:
             return SearchLists()
         answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
@@ -306,8 +348,9 @@ class ServerStore(SentenceStore):
         options: Build settings (shards, replicas, on-disk, quantization).
     """
 
-    def __init__(self, client: Any, collection: str, dim: int | None = None,
-                 options: IndexOptions | None = None) -> None:
+    def __init__(
+        self, client: Any, collection: str, dim: int | None = None, options: IndexOptions | None = None
+    ) -> None:
         self.client = client
         self.collection = collection
         self.options = options or IndexOptions()
@@ -324,13 +367,23 @@ class ServerStore(SentenceStore):
         o = self.options
         if self._dim is None:
             raise ValueError("creating a collection needs the vector size")
-        quantization = (models.ScalarQuantization(scalar=models.ScalarQuantizationConfig(
-            type=models.ScalarType.INT8, quantile=0.99, always_ram=True)) if o.quantization == "int8" else None)
+        quantization = (
+            models.ScalarQuantization(
+                scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
+            )
+            if o.quantization == "int8"
+            else None
+        )
         self.client.create_collection(
             self.collection,
-            vectors_config={DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE,
-                                                       on_disk=o.vectors_on_disk,
-                                                       quantization_config=quantization)},
+            vectors_config={
+                DENSE: models.VectorParams(
+                    size=self._dim,
+                    distance=models.Distance.COSINE,
+                    on_disk=o.vectors_on_disk,
+                    quantization_config=quantization,
+                )
+            },
             sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             hnsw_config=models.HnswConfigDiff(m=o.hnsw_m, ef_construct=o.hnsw_ef_construct),
             shard_number=o.shard_number,
@@ -349,22 +402,36 @@ class ServerStore(SentenceStore):
 
         if not points:
             return
-        self.client.upsert(self.collection, points=[
-            models.PointStruct(id=p.id, vector={
-                DENSE: p.dense.astype(np.float32).tolist(),
-                SPARSE: models.SparseVector(indices=p.sparse.indices, values=p.sparse.values),
-            }, payload=p.sentence.payload())
-            for p in points
-        ], wait=True)
+        self.client.upsert(
+            self.collection,
+            points=[
+                models.PointStruct(
+                    id=p.id,
+                    vector={
+                        DENSE: p.dense.astype(np.float32).tolist(),
+                        SPARSE: models.SparseVector(indices=p.sparse.indices, values=p.sparse.values),
+                    },
+                    payload=p.sentence.payload(),
+                )
+                for p in points
+            ],
+            wait=True,
+        )
 
     def update_sparse(self, ids: Sequence[str], vectors: Sequence[SparseVector]) -> None:  # noqa: D102
         from qdrant_client import models
 
         if ids:
-            self.client.update_vectors(self.collection, points=[
-                models.PointVectors(id=pid, vector={SPARSE: models.SparseVector(indices=v.indices, values=v.values)})
-                for pid, v in zip(ids, vectors, strict=True)
-            ], wait=True)
+            self.client.update_vectors(
+                self.collection,
+                points=[
+                    models.PointVectors(
+                        id=pid, vector={SPARSE: models.SparseVector(indices=v.indices, values=v.values)}
+                    )
+                    for pid, v in zip(ids, vectors, strict=True)
+                ],
+                wait=True,
+            )
 
     def delete(self, ids: Sequence[str]) -> None:  # noqa: D102
         from qdrant_client import models
@@ -372,13 +439,17 @@ class ServerStore(SentenceStore):
         if ids:
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=list(ids)), wait=True)
 
-    def retrieve(self, ids: Sequence[str], *, dense: bool = False,  # noqa: D102
-                 sparse: bool = False) -> dict[str, StoredPoint]:
+    def retrieve(  # noqa: D102
+        self,
+        ids: Sequence[str],
+        *,
+        dense: bool = False,
+        sparse: bool = False,
+    ) -> dict[str, StoredPoint]:
         if not ids:
             return {}
         names = [n for n, wanted in ((DENSE, dense), (SPARSE, sparse)) if wanted]
-        records = self.client.retrieve(self.collection, ids=list(ids), with_payload=True,
-                                       with_vectors=names or False)
+        records = self.client.retrieve(self.collection, ids=list(ids), with_payload=True, with_vectors=names or False)
         found: dict[str, StoredPoint] = {}
         for record in records:
             vectors = record.vector if isinstance(record.vector, dict) else {}
@@ -400,28 +471,43 @@ class ServerStore(SentenceStore):
     def count(self) -> int:  # noqa: D102
         return int(self.client.count(self.collection, exact=True).count)
 
-    def search(self, dense: np.ndarray | None, sparse: SparseVector | None, *, candidates: int, limit: int,  # noqa: D102
-               rrf_k: int, weights: tuple[float, float] = (1.0, 1.0)) -> SearchLists:
+    def search(  # noqa: D102
+        self,
+        dense: np.ndarray | None,
+        sparse: SparseVector | None,
+        *,
+        candidates: int,
+        limit: int,
+        rrf_k: int,
+        weights: tuple[float, float] = (1.0, 1.0),
+    ) -> SearchLists:
         from qdrant_client import models
 
         dense_query = dense.astype(np.float32).tolist() if dense is not None else None
-        sparse_query = (models.SparseVector(indices=sparse.indices, values=sparse.values)
-                        if sparse is not None and sparse.indices else None)
-        search_params = models.SearchParams(quantization=models.QuantizationSearchParams(rescore=True,
-                                                                                         oversampling=2.0))
+        sparse_query = (
+            models.SparseVector(indices=sparse.indices, values=sparse.values)
+            if sparse is not None and sparse.indices
+            else None
+        )
+        search_params = models.SearchParams(
+            quantization=models.QuantizationSearchParams(rescore=True, oversampling=2.0)
+        )
         requests = []
         if dense_query is not None:
-            requests.append(models.QueryRequest(query=dense_query, using=DENSE, limit=candidates,
-                                                params=search_params))
+            requests.append(models.QueryRequest(query=dense_query, using=DENSE, limit=candidates, params=search_params))
         if sparse_query is not None:
             requests.append(models.QueryRequest(query=sparse_query, using=SPARSE, limit=candidates))
         if dense_query is not None and sparse_query is not None:
-            requests.append(models.QueryRequest(
-                prefetch=[models.Prefetch(query=dense_query, using=DENSE, limit=candidates, params=search_params),
-                          models.Prefetch(query=sparse_query, using=SPARSE, limit=candidates)],
-                query=models.RrfQuery(rrf=models.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])),
-                limit=limit,
-            ))
+            requests.append(
+                models.QueryRequest(
+                    prefetch=[
+                        models.Prefetch(query=dense_query, using=DENSE, limit=candidates, params=search_params),
+                        models.Prefetch(query=sparse_query, using=SPARSE, limit=candidates),
+                    ],
+                    query=models.RrfQuery(rrf=models.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])),
+                    limit=limit,
+                )
+            )
         if not requests:
             return SearchLists()
         # One request carries the fused query and the two lists it fuses.
@@ -438,4 +524,3 @@ class ServerStore(SentenceStore):
 
     def close(self) -> None:  # noqa: D102
         self.client.close()
-

@@ -53,8 +53,9 @@ class PreparedDocument:
     tokens: list[list[str]]
 
 
-def prepare_document(doc_id: str, source: str, text: str, content_hash: str, max_chars: int,
-                     title: str | None = None) -> PreparedDocument:
+def prepare_document(
+    doc_id: str, source: str, text: str, content_hash: str, max_chars: int, title: str | None = None
+) -> PreparedDocument:
     """Split and tokenise one document.
 
     Args:
@@ -79,16 +80,34 @@ def prepare_document(doc_id: str, source: str, text: str, content_hash: str, max
         first, last = bounds[span.section_index]
         following = spans[position + 1].start if position + 1 < len(spans) else span.end
         base = StoredSentence(
-            doc_id=doc_id, position=position, start=span.start, end=span.end, text=text[span.start:span.end],
-            tail=text[span.end:following], section=tuple(span.section), section_index=span.section_index,
-            section_first=first, section_last=last, section_start=spans[first].start,
-            section_end=spans[last].end, kind=span.kind, source=source, content_hash=content_hash, terms=0,
+            doc_id=doc_id,
+            position=position,
+            start=span.start,
+            end=span.end,
+            text=text[span.start : span.end],
+            tail=text[span.end : following],
+            section=tuple(span.section),
+            section_index=span.section_index,
+            section_first=first,
+            section_last=last,
+            section_start=spans[first].start,
+            section_end=spans[last].end,
+            kind=span.kind,
+            source=source,
+            content_hash=content_hash,
+            terms=0,
         )
         terms = tokenize(base.searchable())
         tokens.append(terms)
         sentences.append(replace(base, terms=len(terms)))
-    entry = DocumentEntry(doc_id, source, title if title is not None else document_title(text, Path(source).stem),
-                          content_hash, len(sentences), sum(len(t) for t in tokens))
+    entry = DocumentEntry(
+        doc_id,
+        source,
+        title if title is not None else document_title(text, Path(source).stem),
+        content_hash,
+        len(sentences),
+        sum(len(t) for t in tokens),
+    )
     return PreparedDocument(entry, sentences, tokens)
 
 
@@ -138,9 +157,16 @@ class IndexWriter:
         progress: Called as ``progress(phase, done, total)``.
     """
 
-    def __init__(self, data_dir: Path, embedder: Embedder, *, server: ServerTarget | None = None,
-                 options: IndexOptions | None = None, on_wait: Callable[[str], None] | None = None,
-                 progress: ProgressCallback | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        embedder: Embedder,
+        *,
+        server: ServerTarget | None = None,
+        options: IndexOptions | None = None,
+        on_wait: Callable[[str], None] | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> None:
         self.root = generations.index_root(data_dir)
         self.embedder = embedder
         self.server = server
@@ -178,8 +204,10 @@ class IndexWriter:
             self.manifest = Manifest(self.tmp / MANIFEST_FILE, writable=True)
         manifest = self.manifest
         old_embedder = manifest.meta("embedder")
-        if (old_embedder not in (None, self.embedder.name)
-                or manifest.meta("tokenizer") not in (None, str(TOKENIZER_VERSION))):
+        if old_embedder not in (None, self.embedder.name) or manifest.meta("tokenizer") not in (
+            None,
+            str(TOKENIZER_VERSION),
+        ):
             # Another model or tokenizer: vectors or terms of the old points do not fit.
             self.report.rebuilt = f"the index was built with {old_embedder!r}; re-indexing every document"
             self.report.repaired = list(manifest.documents())
@@ -187,8 +215,7 @@ class IndexWriter:
             self.store = self._fresh_store()
         else:
             self.store = self._open_store()
-        manifest.set_meta(embedder=self.embedder.name, dim=self.embedder.dim, tokenizer=TOKENIZER_VERSION,
-                          k1=K1, b=B)
+        manifest.set_meta(embedder=self.embedder.name, dim=self.embedder.dim, tokenizer=TOKENIZER_VERSION, k1=K1, b=B)
         if manifest.meta("avg_length") is None:
             manifest.set_meta(avg_length=0)
         self._verify()
@@ -289,7 +316,7 @@ class IndexWriter:
         assert self.manifest is not None and self.store is not None
         ids = document_point_ids(entry.doc_id, range(keep, entry.sentence_count))
         for start in range(0, len(ids), 1024):
-            chunk = ids[start:start + 1024]
+            chunk = ids[start : start + 1024]
             stored = self.store.retrieve(chunk, sparse=True)
             counts: Counter[int] = Counter()
             for point in stored.values():
@@ -317,7 +344,7 @@ class IndexWriter:
         counts: Counter[int] = Counter()
         size = self.embedder.batch_size
         for start in range(0, len(batch), size):
-            chunk = batch[start:start + size]
+            chunk = batch[start : start + size]
             began = time.perf_counter()
             vectors = np.asarray(self.embedder.embed_passages([s.searchable() for s, _ in chunk]))
             self.report.embed_seconds += time.perf_counter() - began
@@ -345,11 +372,20 @@ class IndexWriter:
         for entry in list(self.manifest.documents()):
             ids = document_point_ids(entry.doc_id, range(entry.sentence_count))
             for start in range(0, len(ids), 1024):
-                stored = self.store.retrieve(ids[start:start + 1024], sparse=True)
+                stored = self.store.retrieve(ids[start : start + 1024], sparse=True)
                 keys = [pid for pid, p in stored.items() if p.sparse is not None and p.sparse.indices]
-                vectors = [SparseVector(stored[pid].sparse.indices,  # type: ignore[union-attr]
-                                        reweight(stored[pid].sparse.values, stored[pid].sentence.terms,  # type: ignore[union-attr]
-                                                 old_avg, new_avg)) for pid in keys]
+                vectors = [
+                    SparseVector(
+                        stored[pid].sparse.indices,  # type: ignore[union-attr]
+                        reweight(
+                            stored[pid].sparse.values,  # type: ignore[union-attr]
+                            stored[pid].sentence.terms,
+                            old_avg,
+                            new_avg,
+                        ),
+                    )
+                    for pid in keys
+                ]
                 self.store.update_sparse(keys, vectors)
                 done += len(keys)
         self.report.reweighted = done
@@ -409,4 +445,3 @@ class IndexWriter:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self._abandon()
-

@@ -9,8 +9,9 @@ from pydantic import SecretStr
 
 
 @lru_cache(maxsize=32)
-def build_chat_model(model: str, api_key: str | None, base_url: str | None, timeout: float,
-                     temperature: float) -> ChatOpenAI:
+def build_chat_model(
+    model: str, api_key: str | None, base_url: str | None, timeout: float, temperature: float
+) -> ChatOpenAI:
     """Build (once per configuration) the chat model.
 
     The OpenAI client's own retries are switched off: :mod:`models.retry`

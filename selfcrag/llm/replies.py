@@ -14,8 +14,10 @@ from pydantic import BaseModel, Field
 class RetrievalDecision(BaseModel):
     """Whether answering the message needs the knowledge base (Self-RAG's Retrieve)."""
 
-    retrieve: bool = Field(description="false only for greetings, small talk, arithmetic and questions about "
-                                       "this conversation; true otherwise")
+    retrieve: bool = Field(
+        description="false only for greetings, small talk, arithmetic and questions about "
+        "this conversation; true otherwise"
+    )
 
 
 class PassageGrade(BaseModel):
@@ -41,6 +43,7 @@ class SupportJudgement(BaseModel):
     """Whether the answer is supported by its passages (Self-RAG's ISSUP)."""
 
     verdict: Literal["fully", "partially", "unsupported"]
-    unsupported_sentences: list[int] = Field(description="numbers of the answer sentences the passages do not "
-                                                         "support; [] when all are supported")
-    missing: str = Field(description="what the question asks that the passages do not say; \"\" when nothing")
+    unsupported_sentences: list[int] = Field(
+        description="numbers of the answer sentences the passages do not support; [] when all are supported"
+    )
+    missing: str = Field(description='what the question asks that the passages do not say; "" when nothing')

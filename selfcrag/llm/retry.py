@@ -41,8 +41,10 @@ MAX_REASON_CHARS = 300
 _CLIENT_PARSE_FAULTS = (AttributeError, AssertionError, RecursionError, ValueError)
 # Where such a fault must be raised to be the reply's fault rather than a bug of ours: in the client, its JSON
 # decoder, or LangChain's reading of the reply.
-_CLIENT_PACKAGES = tuple(os.sep + os.path.join(*name.split("/")) + os.sep for name in
-                         ("openai", "json", "httpx", "langchain_openai", "langchain_core/language_models"))
+_CLIENT_PACKAGES = tuple(
+    os.sep + os.path.join(*name.split("/")) + os.sep
+    for name in ("openai", "json", "httpx", "langchain_openai", "langchain_core/language_models")
+)
 
 _backoff = wait_random_exponential(multiplier=0.5, max=8)
 
@@ -156,8 +158,14 @@ def _wait(state: RetryCallState) -> float:
     return hinted if hinted is not None else _backoff(state)
 
 
-def invoke_with_retries(runnable: Runnable[Any, Any], value: Any, config: RunnableConfig, attempts: int,
-                        on_retry: OnRetry | None = None, budget: CallBudget | None = None) -> Any:
+def invoke_with_retries(
+    runnable: Runnable[Any, Any],
+    value: Any,
+    config: RunnableConfig,
+    attempts: int,
+    on_retry: OnRetry | None = None,
+    budget: CallBudget | None = None,
+) -> Any:
     """Invoke a runnable, retrying transient faults with backoff (tenacity) or as ``Retry-After`` asks.
 
     Plain tenacity rather than ``Runnable.with_retry``: the latter cannot set
@@ -207,11 +215,22 @@ def invoke_with_retries(runnable: Runnable[Any, Any], value: Any, config: Runnab
     def before_sleep(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome is not None else None
         reason = describe_failure(error) if error is not None else "unknown error"
-        log.info("%s: attempt %d of %d failed (%s); retrying in %.1f s", name, state.attempt_number,
-                 attempts, reason, state.upcoming_sleep)
+        log.info(
+            "%s: attempt %d of %d failed (%s); retrying in %.1f s",
+            name,
+            state.attempt_number,
+            attempts,
+            reason,
+            state.upcoming_sleep,
+        )
         if on_retry is not None:
             on_retry(reason)
 
-    retrying = Retrying(retry=retry_if_exception(should_retry), stop=stop_after_attempt(max(attempts, 1)),
-                        wait=wait, before_sleep=before_sleep, reraise=True)
+    retrying = Retrying(
+        retry=retry_if_exception(should_retry),
+        stop=stop_after_attempt(max(attempts, 1)),
+        wait=wait,
+        before_sleep=before_sleep,
+        reraise=True,
+    )
     return retrying(attempt)

@@ -30,8 +30,9 @@ def secret_values() -> list[str]:
     Returns:
         Their values.
     """
-    values = {value for name, value in os.environ.items()
-              if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_CHARS}
+    values = {
+        value for name, value in os.environ.items() if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_CHARS
+    }
     return sorted(values, key=len, reverse=True)
 
 

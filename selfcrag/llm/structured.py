@@ -35,8 +35,12 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
 # What a chat step can fail with after its retries: the node then uses its offline decision.
-CHAT_FAILURES: tuple[type[BaseException], ...] = (UnusableReplyError, BudgetSpentError, openai.OpenAIError,
-                                                  httpx.HTTPError)
+CHAT_FAILURES: tuple[type[BaseException], ...] = (
+    UnusableReplyError,
+    BudgetSpentError,
+    openai.OpenAIError,
+    httpx.HTTPError,
+)
 
 
 def parse_reply(message: BaseMessage | str, schema: type[Reply]) -> Reply | None:
@@ -105,13 +109,26 @@ def request_schema(schema: type[BaseModel], method: str) -> type[BaseModel] | di
     if method != "json_schema":
         return schema
     function = convert_to_openai_function(schema, strict=True)
-    return {"name": function["name"], "description": function.get("description", ""),
-            "schema": function["parameters"], "strict": True}
+    return {
+        "name": function["name"],
+        "description": function.get("description", ""),
+        "schema": function["parameters"],
+        "strict": True,
+    }
 
 
-def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Sequence[BaseMessage], *,
-                      method: str, attempts: int, parse_attempts: int, name: str,
-                      on_retry: OnRetry | None = None, budget: CallBudget | None = None) -> Reply:
+def invoke_structured(
+    model: BaseChatModel,
+    schema: type[Reply],
+    messages: Sequence[BaseMessage],
+    *,
+    method: str,
+    attempts: int,
+    parse_attempts: int,
+    name: str,
+    on_retry: OnRetry | None = None,
+    budget: CallBudget | None = None,
+) -> Reply:
     """Ask the chat model for a structured reply, retrying faults and unparsable replies.
 
     The call is tagged ``nostream``, so a grader's JSON never reaches the
@@ -135,14 +152,18 @@ def invoke_structured(model: BaseChatModel, schema: type[Reply], messages: Seque
         UnparsableReplyError: No reply parsed.
         openai.OpenAIError: A request failed for good (after its retries).
     """
-    structured = model.with_structured_output(request_schema(schema, method), method=method,  # type: ignore[call-arg]
-                                              include_raw=True)
+    structured = model.with_structured_output(
+        request_schema(schema, method),
+        method=method,  # type: ignore[call-arg]
+        include_raw=True,
+    )
     error: object = None
     for attempt in range(max(parse_attempts, 1)):
         if attempt and on_retry is not None:
             on_retry(f"the reply did not parse as {schema.__name__} ({error})")
-        result = invoke_with_retries(structured, list(messages), {"tags": ["nostream"], "run_name": name}, attempts,
-                                     on_retry, budget)
+        result = invoke_with_retries(
+            structured, list(messages), {"tags": ["nostream"], "run_name": name}, attempts, on_retry, budget
+        )
         raw = result.get("raw")
         if isinstance(raw, BaseMessage) and len(text := strip_think(raw.text)) > MAX_REPLY_CHARS:
             error = too_long(text)  # a megabyte of JSON is not a grade, however well it parses

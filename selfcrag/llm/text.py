@@ -101,9 +101,17 @@ def unusable(message: BaseMessage, text: str, language: str | None) -> str | Non
     return None
 
 
-def invoke_text(model: BaseChatModel, messages: Sequence[BaseMessage], *, name: str, attempts: int,
-                reply_attempts: int, language: str | None = None, on_retry: OnRetry | None = None,
-                budget: CallBudget | None = None) -> str:
+def invoke_text(
+    model: BaseChatModel,
+    messages: Sequence[BaseMessage],
+    *,
+    name: str,
+    attempts: int,
+    reply_attempts: int,
+    language: str | None = None,
+    on_retry: OnRetry | None = None,
+    budget: CallBudget | None = None,
+) -> str:
     """Ask the chat model for a text reply, retrying faults and unusable replies.
 
     Args:

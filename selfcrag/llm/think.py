@@ -56,13 +56,13 @@ class ThinkFilter:
             if at >= 0:
                 if not self._inside:
                     shown.append(self._pending[:at])
-                self._pending = self._pending[at + len(tag):]
+                self._pending = self._pending[at + len(tag) :]
                 self._inside = not self._inside
                 continue
             keep = _partial_tag_suffix(self._pending, tag)
             if not self._inside:
                 shown.append(self._pending[: len(self._pending) - keep])
-            self._pending = self._pending[len(self._pending) - keep:]
+            self._pending = self._pending[len(self._pending) - keep :]
             break
         return "".join(shown)
 

@@ -7,6 +7,7 @@ from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
+
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[K]],
     k: int,

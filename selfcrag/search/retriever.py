@@ -95,8 +95,9 @@ class Retriever:
         self.config = config
         self.index: IndexReader = open_reader(settings)
         try:
-            self.embedder: Embedder = load_embedder(self.index.embedder_name, settings.openai_api_key,
-                                                    settings.embedding_base_url)
+            self.embedder: Embedder = load_embedder(
+                self.index.embedder_name, settings.openai_api_key, settings.embedding_base_url
+            )
         except BaseException:
             self.index.close()
             raise
@@ -116,8 +117,10 @@ class Retriever:
         """
         config = config or self.config
         if self.index.refresh() and self.index.embedder_name != self.embedder.name:
-            raise UserError(f"the index in {self.settings.data_dir} was rebuilt with embedding model "
-                            f"{self.index.embedder_name!r}: start this program again")
+            raise UserError(
+                f"the index in {self.settings.data_dir} was rebuilt with embedding model "
+                f"{self.index.embedder_name!r}: start this program again"
+            )
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -132,26 +135,44 @@ class Retriever:
             dense = self.embedder.embed_question(query)
             lap("embed")
         sparse = query_vector(tokenize(query)) if config.mode in ("hybrid", "bm25") else None
-        lists = self.index.search(dense, sparse, candidates=config.candidates, limit=2 * config.candidates,
-                                  rrf_k=config.rrf_k, weights=(config.dense_weight, config.bm25_weight))
+        lists = self.index.search(
+            dense,
+            sparse,
+            candidates=config.candidates,
+            limit=2 * config.candidates,
+            rrf_k=config.rrf_k,
+            weights=(config.dense_weight, config.bm25_weight),
+        )
         lap("search")
         hits = self._resolve(fuse(lists, config), 2 * config.top_k)
-        contexts = expand_windows(self.index, hits, window=config.window,
-                                  max_chars=config.max_context_chars, top_k=config.top_k,
-                                  section_ratio=config.section_ratio)
+        contexts = expand_windows(
+            self.index,
+            hits,
+            window=config.window,
+            max_chars=config.max_context_chars,
+            top_k=config.top_k,
+            section_ratio=config.section_ratio,
+        )
         lap("expand")
         return SearchResult(query, contexts, timings)
 
     def _resolve(self, ranked: list[ScoredHit], batch: int) -> Iterator[SentenceHit]:
         """Turn ranked point ids into hits, fetching their sentences a few at a time as windows consume them."""
         for start in range(0, len(ranked), batch):
-            chunk = ranked[start:start + batch]
+            chunk = ranked[start : start + batch]
             found = self.index.by_point_ids([h.point_id for h in chunk])
             for h in chunk:
                 sentence = found.get(h.point_id)
                 if sentence is not None:
-                    yield SentenceHit(sentence.doc_id, sentence.position, h.score, h.dense_rank, h.bm25_rank,
-                                      h.dense_score, h.bm25_score)
+                    yield SentenceHit(
+                        sentence.doc_id,
+                        sentence.position,
+                        h.score,
+                        h.dense_rank,
+                        h.bm25_rank,
+                        h.dense_score,
+                        h.bm25_score,
+                    )
 
     def sentence_vectors(self, keys: Sequence[tuple[str, int]]) -> np.ndarray:
         """The stored vectors of sentences, embedding any that are missing.
@@ -217,14 +238,18 @@ def fuse(lists: SearchLists, config: RetrievalConfig) -> list[ScoredHit]:
     if config.fusion == "rrf" and lists.fused:
         fused = lists.fused
     elif config.fusion == "rrf":
-        fused = reciprocal_rank_fusion([[p for p, _ in lists.dense], [p for p, _ in lists.sparse]], k=config.rrf_k,
-                                       weights=[config.dense_weight, config.bm25_weight])
+        fused = reciprocal_rank_fusion(
+            [[p for p, _ in lists.dense], [p for p, _ in lists.sparse]],
+            k=config.rrf_k,
+            weights=[config.dense_weight, config.bm25_weight],
+        )
     else:
         fused = weighted_score_fusion([lists.dense, lists.sparse], [config.dense_weight, config.bm25_weight])
     hits = []
     for pid, score in fused:
         d = dense_rank.get(pid)
         b = bm25_rank.get(pid)
-        hits.append(ScoredHit(pid, score, d[0] if d else None, b[0] if b else None,
-                              d[1] if d else None, b[1] if b else None))
+        hits.append(
+            ScoredHit(pid, score, d[0] if d else None, b[0] if b else None, d[1] if d else None, b[1] if b else None)
+        )
     return hits

@@ -103,8 +103,7 @@ def expand_windows(
         doc = documents.get(hit.doc_id) or documents.setdefault(hit.doc_id, _Document(index, hit.doc_id))
         sentence = doc.at(hit.position)
         lo, hi = doc.window(hit.position, window, max_chars)
-        span, lo, hi = _merge_into(spans, doc, hit.doc_id, sentence.section_index, lo, hi, hit,
-                                   hit.position, max_chars)
+        span, lo, hi = _merge_into(spans, doc, hit.doc_id, sentence.section_index, lo, hi, hit, hit.position, max_chars)
         if span is None:
             spans.append(_Span(hit.doc_id, sentence.section_index, lo, hi, [hit]))
         if len(spans) >= top_k:
@@ -115,8 +114,17 @@ def expand_windows(
     return [_context(index, documents[s.doc_id], s) for s in spans]
 
 
-def _merge_into(spans: list[_Span], doc: _Document, doc_id: str, section_index: int, lo: int, hi: int,
-                hit: SentenceHit, hit_position: int, max_chars: int) -> tuple[_Span | None, int, int]:
+def _merge_into(
+    spans: list[_Span],
+    doc: _Document,
+    doc_id: str,
+    section_index: int,
+    lo: int,
+    hi: int,
+    hit: SentenceHit,
+    hit_position: int,
+    max_chars: int,
+) -> tuple[_Span | None, int, int]:
     """Merge a window into an overlapping or adjacent span of the same section.
 
     The window is first clipped so it only touches, never overlaps, the spans
@@ -165,9 +173,13 @@ def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_ch
     kept: list[_Span] = []
     for span in spans:
         for other in kept:
-            if (other.doc_id == span.doc_id and other.section_index == span.section_index
-                    and span.lo <= other.hi + 1 and span.hi >= other.lo - 1
-                    and documents[span.doc_id].chars(min(other.lo, span.lo), max(other.hi, span.hi)) <= max_chars):
+            if (
+                other.doc_id == span.doc_id
+                and other.section_index == span.section_index
+                and span.lo <= other.hi + 1
+                and span.hi >= other.lo - 1
+                and documents[span.doc_id].chars(min(other.lo, span.lo), max(other.hi, span.hi)) <= max_chars
+            ):
                 other.lo, other.hi = min(other.lo, span.lo), max(other.hi, span.hi)
                 other.hits.extend(span.hits)
                 break

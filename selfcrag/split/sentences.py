@@ -214,7 +214,7 @@ def join_wrapped_lines(text: str) -> str:
     """
 
     def joined(m: re.Match[str]) -> str:
-        before, after = text[m.start() - 1:m.start()], text[m.end():m.end() + 1]
+        before, after = text[m.start() - 1 : m.start()], text[m.end() : m.end() + 1]
         return "" if before and after and _is_cjk(before) and _is_cjk(after) else " "
 
     return _LINE_BREAK.sub(joined, text)
