@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from selfcrag.cite.markers import build_citations, drop_unknown_markers, join_cited, split_cited
+from selfcrag.cite.markers import build_citations, drop_unknown_markers, join_cited, keep_known_markers, split_cited
 from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
@@ -101,9 +101,13 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if verdict == "unsupported":
         return update
     kept = [s for s, ok in zip(sentences, flags, strict=True) if ok]
-    # Fully supported, the draft stands as written (and as streamed): rejoining its
-    # sentences would move markers and line breaks, and show people a second answer.
-    answer = state.draft.strip() if verdict == "fully" else join_cited(kept, _separator(state.draft, question))
+    # Fully supported, the draft stands as written (and as streamed), less any marker that points at no
+    # source: rejoining its sentences would move markers and line breaks, and show people a second answer.
+    answer = (
+        keep_known_markers(state.draft, state.knowledge).strip()
+        if verdict == "fully"
+        else join_cited(kept, _separator(state.draft, question))
+    )
     if verdict == "partially":
         language = detect_language(question)
         note = replies.MISSING[language].format(missing=missing) if missing else replies.UNVERIFIED_REMOVED[language]

@@ -110,6 +110,20 @@ def drop_unknown_markers(
     return kept, sum(len(s.cites) for s in sentences) - sum(len(s.cites) for s in kept)
 
 
+def keep_known_markers(text: str, knowledge: Sequence[KnowledgeItem]) -> str:
+    """Remove from a text, left otherwise as written, the ``[n]`` markers that point at no knowledge item.
+
+    Args:
+        text: An answer with markers.
+        knowledge: The numbered knowledge items the answer drew on.
+
+    Returns:
+        The text without the unknown markers.
+    """
+    known = {k["n"] for k in knowledge}
+    return _MARKER.sub(lambda m: m.group(0) if int(m.group(1)) in known else "", text)
+
+
 def join_cited(sentences: Iterable[CitedSentence], separator: str = " ") -> str:
     """Write sentences back with their markers.
 
