@@ -138,6 +138,21 @@ class SentenceStore:
         """Release the engine."""
 
 
+def _stored_points(records: Sequence[Any], *, dense: bool, sparse: bool) -> dict[str, StoredPoint]:
+    """Turn retrieved records (Edge's or qdrant-client's: the same fields) into stored points by id."""
+    found: dict[str, StoredPoint] = {}
+    for record in records:
+        vectors: dict[str, Any] = record.vector if isinstance(record.vector, dict) else {}
+        point = StoredPoint(StoredSentence.from_payload(record.payload or {}))
+        if dense and DENSE in vectors:
+            point.dense = np.asarray(vectors[DENSE], dtype=np.float32)
+        if sparse and SPARSE in vectors:
+            vector = vectors[SPARSE]
+            point.sparse = SparseVector(list(vector.indices), list(vector.values))
+        found[_uuid_str(record.id)] = point
+    return found
+
+
 def _uuid_str(value: Any) -> str:
     return str(value) if not isinstance(value, str) else value
 
@@ -245,17 +260,7 @@ class EdgeStore(SentenceStore):
             return {}
         names = [n for n, wanted in ((DENSE, dense), (SPARSE, sparse)) if wanted]
         records = self.shard.retrieve(list(ids), with_payload=True, with_vector=names or False)
-        found: dict[str, StoredPoint] = {}
-        for record in records:
-            vectors: dict[str, Any] = record.vector if isinstance(record.vector, dict) else {}
-            point = StoredPoint(StoredSentence.from_payload(record.payload or {}))
-            if dense and DENSE in vectors:
-                point.dense = np.asarray(vectors[DENSE], dtype=np.float32)
-            if sparse and SPARSE in vectors:
-                vector = vectors[SPARSE]
-                point.sparse = SparseVector(list(vector.indices), list(vector.values))
-            found[_uuid_str(record.id)] = point
-        return found
+        return _stored_points(records, dense=dense, sparse=sparse)
 
     def existing(self, ids: Sequence[str]) -> set[str]:  # noqa: D102
         if not ids:
@@ -450,17 +455,7 @@ class ServerStore(SentenceStore):
             return {}
         names = [n for n, wanted in ((DENSE, dense), (SPARSE, sparse)) if wanted]
         records = self.client.retrieve(self.collection, ids=list(ids), with_payload=True, with_vectors=names or False)
-        found: dict[str, StoredPoint] = {}
-        for record in records:
-            vectors = record.vector if isinstance(record.vector, dict) else {}
-            point = StoredPoint(StoredSentence.from_payload(record.payload or {}))
-            if dense and DENSE in vectors:
-                point.dense = np.asarray(vectors[DENSE], dtype=np.float32)
-            if sparse and SPARSE in vectors:
-                vector = vectors[SPARSE]
-                point.sparse = SparseVector(list(vector.indices), list(vector.values))
-            found[_uuid_str(record.id)] = point
-        return found
+        return _stored_points(records, dense=dense, sparse=sparse)
 
     def existing(self, ids: Sequence[str]) -> set[str]:  # noqa: D102
         if not ids:
