@@ -12,11 +12,12 @@ import typer
 from rich.table import Table
 
 from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, progress_reporter, user_errors
+from selfcrag.eval.report import RETRIEVAL_COLUMNS
 
 MODES = ("retrieval", "answer")
 DEFAULT_CONFIGS = {"retrieval": "hybrid", "answer": "selfcrag"}
 SHOWN = {
-    "retrieval": ("set", "config", "n", "hit@1", "hit@5", "mrr@5", "ctx_chars@5", "p50_ms", "p95_ms"),
+    "retrieval": RETRIEVAL_COLUMNS,
     "answer": (
         "set",
         "config",
