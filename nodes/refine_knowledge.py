@@ -11,6 +11,7 @@ from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
+from selfcrag.heuristics.answerer import asks_for_list
 from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, recompose
 from selfcrag.spans import KnowledgeItem, Strip
 
@@ -21,9 +22,12 @@ MAX_STRIPS = 12
 def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Keep the relevant sentences of the passages that passed grading.
 
-    Strips scoring at least ``strip_threshold`` are kept, with the sentences
-    they lean on; when the grade was Correct but no strip passes, the best
-    strip is kept anyway. Kept strips are recomposed per passage, in document
+    A passage graded Correct (at least ``upper_threshold``) is used whole:
+    CRAG refines what is only Ambiguous, and a sentence window is retrieved
+    so that the answer sees its neighbours. Of the other passages, strips
+    scoring at least ``strip_threshold`` are kept, with the sentences they
+    lean on; when the grade was Correct but no strip passes, the best strip
+    is kept anyway. Kept strips are recomposed per passage, in document
     order, into numbered knowledge items. A document's own ``[n]`` becomes
     ``［n］``: only the answer's markers cite.
 
@@ -54,14 +58,24 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         scores = evaluator.score_strips(profile, everything)
         scored.extend((score, rank, strip) for strip, score in zip(everything, scores, strict=True))
     score_of = {(s.doc_id, s.position): sc for sc, _, s in scored}
+    whole = {rank for rank, p in enumerate(passages) if state.grades[p["id"]] >= context.upper_threshold}
     ranked = sorted(((sc, r, s) for sc, r, s in scored if s.kind != "heading"), key=lambda x: (-x[0], x[1]))
-    primary = [x for x in ranked if x[0] >= context.strip_threshold][:MAX_STRIPS]
+    primary = [x for x in ranked if x[1] not in whole and x[0] >= context.strip_threshold][:MAX_STRIPS]
     kept_count = len(primary)
-    if not primary and ranked and state.action == "correct":
+    if not primary and not whole and ranked and state.action == "correct":
         primary = ranked[:1]
-    chosen: dict[tuple[str, int], tuple[int, KnowledgeStrip]] = {}
+    chosen: dict[tuple[str, int], tuple[int, KnowledgeStrip]] = {
+        (s.doc_id, s.position): (rank, s)
+        for rank in sorted(whole, reverse=True)
+        for s in passage_strips(index, passages[rank]["doc_id"], passages[rank]["first"], passages[rank]["last"])
+    }
+    listing = asks_for_list(state.question)
     for _, rank, strip in primary:
-        for s in [strip, *leans.get((strip.doc_id, strip.position), [])]:
+        needs = leans.get((strip.doc_id, strip.position), [])
+        if listing:
+            # A list question wants the whole list: an item's lead-in brings along every item.
+            needs = [*needs, *(item for lead_in in needs for item in companions(index, lead_in))]
+        for s in [strip, *needs]:
             current = chosen.get((s.doc_id, s.position))
             if current is None or rank < current[0]:
                 chosen[(s.doc_id, s.position)] = (rank, s)
@@ -101,7 +115,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "trace": record(
             runtime,
             "refine_knowledge",
-            f"kept {kept_count} strips",
+            f"kept {len(whole)} passages whole, {kept_count} strips of the others",
             action=state.action,
             passages=len(passages),
             items=shown,

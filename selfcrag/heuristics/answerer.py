@@ -6,6 +6,13 @@ quoted before it. A question that asks for a value (how long, how much) is
 answered only by a sentence holding one; with none, there is no answer and
 the workflow abstains. From a table, the header and the rows that match the
 question are quoted.
+
+A sentence is chosen for the question, not for the passage: one that only
+introduces something (a lead-in ending in a colon, without the items it
+introduces; a table-of-contents entry) or that repeats the question's words and adds nothing (a title, a
+bare heading) is not an answer. A question asking for a list ("which
+variants", "有哪些") is answered with the whole list: its lead-in and items.
+A table row whose key the question names ("第 8 章节") answers it.
 """
 
 from __future__ import annotations
@@ -14,13 +21,89 @@ import re
 from collections.abc import Sequence
 
 from selfcrag.cite.markers import CitedSentence, join_cited
-from selfcrag.heuristics.signals import QuestionProfile, answer_type_match
+from selfcrag.heuristics.signals import QUESTION_TERMS, QuestionProfile, answer_type_match
 from selfcrag.index.tokenize import tokenize
 from selfcrag.spans import KnowledgeItem, Strip
 from selfcrag.split.sentences import join_wrapped_lines
 
 # A second sentence is quoted only when it is nearly as relevant as the best.
 SECOND_SENTENCE_RATIO = 0.9
+# A sentence that adds almost nothing to the question's words counts for this share of its score.
+RESTATEMENT_FACTOR = 0.5
+# Score added to a table whose row key the question names.
+ROW_KEY_BONUS = 0.2
+# Score added to a list item or lead-in when the question asks for a list.
+LIST_BONUS = 0.1
+
+_LIST_QUESTION = re.compile(
+    r"\bwhich (?:\w+ )?(?:variants|kinds|types|algorithms|methods|options|formats|steps|ones|items)\b"
+    r"|\bwhat (?:are|were) (?:the )?(?:\w+ )?(?:variants|kinds|types|algorithms|methods|options|formats|steps)\b"
+    r"|\b(?:list|name) (?:all|the)\b|有哪些|哪几[种个类项步]|包括哪些|包含哪些|列出",
+    re.IGNORECASE,
+)
+_SECTION_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?\d+(?:\.\d+)*[.)、]?\s")
+# Dot leaders of a table of contents (". . . . 22", "……… 22").
+_LEADERS = re.compile(r"(?:\.\s*){4,}|…{2,}|·{4,}|_{6,}")
+
+
+def asks_for_list(question: str) -> bool:
+    """Tell whether a question asks for a list ("which variants ...", "有哪些").
+
+    Args:
+        question: The question.
+
+    Returns:
+        True for a list-shaped question.
+    """
+    return bool(_LIST_QUESTION.search(question))
+
+
+def answer_weight(strip: Strip, profile: QuestionProfile) -> float:
+    """How much a strip's relevance counts as an answer: 0 for what can never answer.
+
+    A lead-in without its items ("the table below lists:") and a
+    table-of-contents line introduce an answer but are none; a sentence
+    whose words are all the question's (a title, a heading the
+    splitter could not see in a PDF) adds nothing and counts for less.
+
+    Args:
+        strip: A strip of a knowledge item.
+        profile: The question.
+
+    Returns:
+        A factor for the strip's score.
+    """
+    text = strip["text"].strip()
+    if strip["kind"] == "heading" or _LEADERS.search(text):
+        return 0.0
+    if strip["kind"] != "table" and text.endswith((":", "：")) and not strip["leans_on"]:
+        return 0.0  # a lead-in answers only with the items it brings ("steps as follows: ① ... ②")
+    # A section number ("4.2.1", "5.") adds nothing; a number elsewhere may be the answer.
+    terms = {t for t in tokenize(_SECTION_NUMBER.sub("", text)) if t not in QUESTION_TERMS}
+    if not terms:
+        return 0.0
+    asked = {t for word in profile.words for t in word}
+    if not terms - asked:
+        return RESTATEMENT_FACTOR
+    return 1.0
+
+
+def row_key_named(table: str, profile: QuestionProfile) -> bool:
+    """Tell whether the question names the key (first cell) of one of a table's rows.
+
+    Args:
+        table: A Markdown table, one row a line.
+        profile: The question.
+
+    Returns:
+        True when some row's first cell is one of the question's terms.
+    """
+    asked = {t for word in profile.words for t in word}
+    for line in table.splitlines()[1:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] and tokenize(cells[0]) and set(tokenize(cells[0])) <= asked:
+            return True
+    return False
 
 
 def extractive_answer(
@@ -37,14 +120,21 @@ def extractive_answer(
     Returns:
         Cited sentences in answer order; empty when nothing answers.
     """
+    listing = asks_for_list(profile.text)
     candidates: list[tuple[float, int, KnowledgeItem, Strip]] = []
     for order, item in enumerate(knowledge):
         for strip in item["strips"]:
-            if strip["kind"] == "heading":
+            weight = answer_weight(strip, profile)
+            if not weight:
                 continue
             if profile.answer_type is not None and answer_type_match(strip["text"], profile.answer_type) != 1.0:
                 continue
-            candidates.append((strip["score"], -order, item, strip))
+            score = strip["score"] * weight
+            if strip["kind"] == "table" and row_key_named(strip["text"], profile):
+                score = min(score + ROW_KEY_BONUS, 1.0)
+            if listing and (strip["kind"] == "list" or strip["text"].rstrip().endswith((":", "："))):
+                score = min(score + LIST_BONUS, 1.0)
+            candidates.append((score, -order, item, strip))
     if not candidates:
         return []
     candidates.sort(key=lambda c: (c[0], c[1], -c[3]["position"]), reverse=True)
@@ -55,6 +145,10 @@ def extractive_answer(
     quoted: set[tuple[int, int]] = set()
     for _, _, item, strip in chosen:
         by_position = {s["position"]: s for s in item["strips"]}
+        if listing and strip["kind"] == "list":
+            # The whole list: quote from its lead-in, which brings all its items along.
+            lead_ins = [by_position[p] for p in strip["leans_on"] if p in by_position and p < strip["position"]]
+            strip = lead_ins[0] if lead_ins and lead_ins[0]["leans_on"] else strip
         for position in sorted({*strip["leans_on"], strip["position"]}):
             if position in by_position and (item["n"], position) not in quoted:
                 quoted.add((item["n"], position))

@@ -44,7 +44,7 @@ ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         ),
         re.compile(
             _NUMBER
-            + r"\s*-?\s*"
+            + r"\s*-?\s*(?:(?:business|working|calendar|full)\s+)?"
             + _UNIT_TIME_EN
             + r"\b|\b"
             + _WORD_NUMBER_EN
@@ -237,8 +237,8 @@ class QuestionProfile:
         vector: The question embedded as a query.
         ceiling: Cosine of the query vector with the question embedded as a
             passage: what a sentence saying the same thing would score.
-        floor: Mean cosine of the query vector with sample sentences of the
-            index: what an unrelated sentence scores.
+        floor: Mean cosine of the query vector with fixed unrelated sentences
+            in the question's language: what an unrelated sentence scores.
         answer_type: Expected kind of value, if any.
     """
 
@@ -291,7 +291,7 @@ def profile_question(
         question: The question.
         embedder: The index's embedder.
         statistics: IDFs of the index.
-        background: Vectors of sample sentences of the index (rows), for the floor.
+        background: Vectors of unrelated sentences in the question's language (rows), for the floor.
 
     Returns:
         The profile.

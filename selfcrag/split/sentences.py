@@ -496,6 +496,8 @@ class _Splitter:
         following = nm.group(1)
         if following in _CONTINUERS:
             return -1  # "etc., and ...": the sentence goes on
+        if "." in core and following in ".…·":
+            return -1  # dot leaders of a table of contents ("Introduction . . . . 1") are one line, not sentences
         # "?" and "!" end a sentence even before lowercase, as in most
         # splitters (and the gold of the English dev set: `` now ? '' info).
         # After a period or an ellipsis a lowercase word means the sentence
