@@ -77,7 +77,9 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ]
         missing = judgement.missing.strip()
     if sentences and not flags:
-        checks = check_sentences(sentences, state.knowledge, current_resources().retriever(context))
+        checks = check_sentences(
+            sentences, state.knowledge, current_resources().retriever(context), context.strip_threshold
+        )
         flags = [c.supported for c in checks]
         details["sentences"] = [c.how for c in checks]
     if unknown_markers:

@@ -6,7 +6,10 @@ Every score is a weighted mean of signals in [0, 1], all defined here:
   counting those of its document title, headings and lead-in as present;
 * phrase: share of the question's adjacent term pairs found adjacent;
 * dense: the embedding cosine, placed between an unrelated sentence's
-  (0) and a restatement of the question's (1);
+  (0: fixed everyday sentences in the question's language, see
+  :mod:`selfcrag.heuristics.background`, never the user's documents, so the
+  scale is the same for one file and for thousands) and a restatement of
+  the question's (1);
 * answer type: whether the text holds the kind of value asked for (a
   duration for "how long", an amount for "price"), when one is asked for; a
   text with no number at all then also loses a fifth of its score;
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from selfcrag.heuristics.background import BACKGROUND_SENTENCES
 from selfcrag.heuristics.signals import (
     QUESTION_TERMS,
     QuestionProfile,
@@ -35,7 +39,7 @@ from selfcrag.heuristics.signals import (
 )
 from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, strip_vectors
 from selfcrag.index.reader import IndexReader
-from selfcrag.index.tokenize import tokenize
+from selfcrag.index.tokenize import detect_language, tokenize
 from selfcrag.search.retriever import Retriever
 from selfcrag.spans import Passage
 
@@ -44,7 +48,6 @@ PASSAGE_WEIGHTS = {"best_strip": 0.80, "coverage": 0.10, "agreement": 0.10}
 HEADING_FACTOR = 0.5
 # A question asking for a value (a duration, an amount) is not answered by a sentence holding no number.
 NO_VALUE_FACTOR = 0.8
-BACKGROUND_SAMPLE = 256
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ class OfflineEvaluator:
     def __init__(self, retriever: Retriever) -> None:
         self.retriever = retriever
         self._lock = threading.Lock()
-        self._background: tuple[str, np.ndarray] | None = None
+        self._background: dict[str, np.ndarray] = {}
         self._profiles: dict[tuple[str, str], QuestionProfile] = {}
 
     @property
@@ -152,33 +155,27 @@ class OfflineEvaluator:
         index = self.index
         key = (index.generation, question)
         with self._lock:
-            if key not in self._profiles:
+            known = self._profiles.get(key)
+        if known is None:
+            background = self._background_vectors(detect_language(question))
+            known = profile_question(question, self.retriever.embedder, term_statistics(index), background)
+            with self._lock:
                 if len(self._profiles) > 256:
                     self._profiles.clear()
-                self._profiles[key] = profile_question(
-                    question, self.retriever.embedder, term_statistics(index), self._background_vectors()
-                )
-            return self._profiles[key]
+                self._profiles[key] = known
+        return known
 
     def forget_questions(self) -> None:
         """Drop the prepared questions, so each is embedded again when next asked (fair timing between runs)."""
         with self._lock:
             self._profiles.clear()
 
-    def _background_vectors(self) -> np.ndarray:
-        index = self.index
-        if self._background is None or self._background[0] != index.generation:
-            # Sentences evenly spread over the index, in ingestion order, located by (document, position).
-            documents = index.documents()
-            counts = np.array([d.sentence_count for d in documents], dtype=np.int64)
-            size = int(counts.sum())
-            sample = np.linspace(0, size - 1, min(size, BACKGROUND_SAMPLE)).astype(int)
-            rows = np.unique(sample) if size else np.zeros(0, dtype=np.int64)
-            ends = np.cumsum(counts)
-            owners = np.searchsorted(ends, rows, side="right")
-            keys = [(documents[o].doc_id, int(r - (ends[o] - counts[o]))) for o, r in zip(owners, rows, strict=True)]
-            self._background = (index.generation, self.retriever.sentence_vectors(keys))
-        return self._background[1]
+    def _background_vectors(self, language: str) -> np.ndarray:
+        with self._lock:
+            if language not in self._background:
+                sentences = BACKGROUND_SENTENCES.get(language, BACKGROUND_SENTENCES["en"])
+                self._background[language] = self.retriever.embedder.embed_passages(list(sentences))
+            return self._background[language]
 
     def score_strips(self, profile: QuestionProfile, strips: Sequence[KnowledgeStrip]) -> list[float]:
         """Score strips against a question.

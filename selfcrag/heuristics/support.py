@@ -1,9 +1,12 @@
 """The offline support check (Self-RAG's ISSUP): is each answer sentence stated by the items it cites?
 
 A sentence quoted verbatim from a cited item (every line of it, for a table
-excerpt) is supported, and that is checked literally, not assumed. Any other sentence (a chat model's paraphrase) is
-supported when every number in it appears in the cited items and either most
-of its terms do or its embedding is close to one of their sentences.
+excerpt) is supported, and that is checked literally, not assumed, provided
+it is about the question: a quoted strip the evaluator scored below the bar
+of a kept strip supports nothing. Any other sentence (a chat model's
+paraphrase) is supported when every number in it appears in the cited items
+and either most of its terms do or its embedding is close to one of their
+sentences.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ class SentenceSupport:
     Attributes:
         supported: The verdict.
         how: ``verbatim``, ``aligned``, ``numbers`` (a number of the sentence
-            is not in its sources), ``weak`` (too few terms or too far) or
-            ``uncited``.
+            is not in its sources), ``weak`` (too few terms or too far),
+            ``irrelevant`` (quoted, but about something else) or ``uncited``.
         overlap: Share of its terms found in the cited items.
         cosine: Highest embedding cosine with a cited sentence (0 when not computed).
     """
@@ -51,14 +54,22 @@ def _normal(text: str) -> str:
 
 
 def check_sentences(
-    sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem], retriever: Retriever
+    sentences: Sequence[CitedSentence],
+    knowledge: Sequence[KnowledgeItem],
+    retriever: Retriever,
+    relevant: float = 0.0,
 ) -> list[SentenceSupport]:
     """Check every sentence of an answer against the knowledge items it cites.
+
+    A sentence quoted verbatim is supported only when it is also about the
+    question: the strips it quotes must score at least ``relevant`` (a true
+    sentence that answers something else is not support for an answer).
 
     Args:
         sentences: The answer, split into cited sentences.
         knowledge: The numbered knowledge items.
         retriever: The open retriever (sentence vectors, embedder).
+        relevant: Score (the evaluator's, on the items' strips) a quoted strip needs.
 
     Returns:
         One verdict per sentence.
@@ -75,7 +86,7 @@ def check_sentences(
         # The answer quotes a hard-wrapped source joined into one line (see join_wrapped_lines).
         quoted = _normal(join_wrapped_lines(source_text))
         if all(line in quoted for line in lines):
-            verdicts.append(SentenceSupport(True, "verbatim"))
+            verdicts.append(_relevance(sentence.text, cited, relevant))
             continue
         verdicts.append(_align(sentence.text, cited, source_text, retriever))
     return verdicts
@@ -98,3 +109,17 @@ def _align(text: str, cited: Sequence[KnowledgeItem], source_text: str, retrieve
         return SentenceSupport(False, "weak", overlap)
     cosine = float(np.max(strip_vectors(retriever, strips) @ retriever.embedder.embed_passages([text])[0]))
     return SentenceSupport(cosine >= COSINE, "aligned" if cosine >= COSINE else "weak", overlap, cosine)
+
+
+def _relevance(text: str, cited: Sequence[KnowledgeItem], relevant: float) -> SentenceSupport:
+    """The verdict on a verbatim sentence: supported when the best strip it quotes is relevant enough."""
+    said = _normal(join_wrapped_lines(text))
+    scores = [
+        s["score"]
+        for k in cited
+        for s in k["strips"]
+        if s["kind"] not in ("heading", "table") and _normal(join_wrapped_lines(s["text"])) in said
+    ]
+    if scores and max(scores) < relevant:
+        return SentenceSupport(False, "irrelevant", 1.0)
+    return SentenceSupport(True, "verbatim")
