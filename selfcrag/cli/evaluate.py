@@ -13,6 +13,7 @@ from rich.table import Table
 
 from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, progress_reporter, user_errors
 from selfcrag.eval.report import RETRIEVAL_COLUMNS
+from selfcrag.eval.sets import PARTS
 
 MODES = ("retrieval", "answer")
 DEFAULT_CONFIGS = {"retrieval": "hybrid", "answer": "selfcrag"}
@@ -111,6 +112,13 @@ def evaluate(
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only a sample of N questions per set.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the --limit sample.")] = 0,
+    part: Annotated[
+        str,
+        typer.Option(
+            help="Questions to use: all, calibration or held-out (halves fixed by a hash of the question id: "
+            "choose thresholds on one, report the other)."
+        ),
+    ] = "all",
     answerer: Annotated[
         str, typer.Option(help="Answer mode: auto (chat model when configured), chat, offline.")
     ] = "auto",
@@ -132,6 +140,8 @@ def evaluate(
         raise fail(f"--mode {mode!r}: choose retrieval, answer, or retrieval,answer")
     if answerer not in ("auto", "chat", "offline"):
         raise fail(f"--answerer {answerer!r}: choose auto, chat or offline")
+    if part not in PARTS:
+        raise fail(f"--part {part!r}: choose {', '.join(PARTS)}")
     rows: list[dict[str, object]] = []
     tables = {m: Table(*(HEADERS.get(k, k) for k in SHOWN[m]), title=m) for m in modes}
     question_files: dict[str, IO[str]] = {}
@@ -151,10 +161,10 @@ def evaluate(
     try:
         with user_errors(), progress_reporter() as progress:
             from selfcrag.eval.retrieval_eval import ingest_report, ingest_set
-            from selfcrag.eval.sets import load_set
+            from selfcrag.eval.sets import load_set, set_part
 
             per_mode = split_configs(modes, configs, windows)
-            evalsets = [load_set(path) for path in set_dirs]
+            evalsets = [set_part(load_set(path), part) for path in set_dirs]
             for evalset in evalsets:
                 if evalset.blank:
                     err.print(

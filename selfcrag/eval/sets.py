@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from dataclasses import dataclass, field
@@ -136,3 +137,26 @@ def sample_questions(questions: list[Question], limit: int | None, seed: int = 0
     wanted_unanswerable = limit - wanted_answerable
     chosen = rng.sample(unanswerable, wanted_unanswerable) + rng.sample(answerable, wanted_answerable)
     return [questions[i] for i in sorted(chosen)]
+
+
+PARTS = ("all", "calibration", "held-out")
+
+
+def set_part(evalset: EvalSet, part: str) -> EvalSet:
+    """Keep one half of a set's questions: thresholds are chosen on one half and reported on the other.
+
+    A question's half is fixed by a hash of its id (even: calibration, odd:
+    held-out), so it never depends on the order or the size of the set.
+
+    Args:
+        evalset: The set.
+        part: ``all``, ``calibration`` or ``held-out``.
+
+    Returns:
+        The set with only that half's questions.
+    """
+    if part == "all":
+        return evalset
+    wanted = 0 if part == "calibration" else 1
+    kept = [q for q in evalset.questions if hashlib.sha256(q.id.encode("utf-8")).digest()[0] % 2 == wanted]
+    return EvalSet(evalset.name, evalset.root, kept, evalset.blank)
