@@ -3,7 +3,7 @@
 Each case is a failure a user met (issue 13): a list question answered with an
 install line, a table row's key answered with the table's lead-in, "how soon"
 answered with the escalation deadline, a table-of-contents line quoted as an
-answer. The real CLI runs on a knowledge base this module writes.
+answer. The real CLI runs on tests/data/answer-kb (four small files in the shape of those).
 """
 
 from __future__ import annotations
@@ -11,25 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cli_runner import selfcrag
 
-DOCUMENTS = {
-    'rank_bm25.md': '# Rank-BM25: a two line search engine\n\nA collection of algorithms for querying a set of documents and returning the ones most relevant to the query.\n\n## Installation\n\nThe easiest way to install this package is through pip:\n\npip install rank_bm25\n\n## Algorithms\n\nSo far the following algorithms have been implemented:\n\n- Okapi BM25\n- BM25L\n- BM25+\n- BM25-Adpt\n- BM25T\n\nThese algorithms were taken from the paper by Trotman et al.\n\n## Usage\n\nInitialize the class with the tokenized corpus, then score a tokenized query with get_scores.\n',
-    'man-sections.md': '# man 手册页\n\nman 是查看系统手册页的命令，手册按章节组织。\n\n## 章节\n\n下表列出手册的各个章节及其内容：\n\n| 章节 | 内容 |\n|---|---|\n| 1 | 可执行程序或 shell 命令 |\n| 2 | 系统调用（内核提供的函数） |\n| 3 | 库调用（程序库中的函数） |\n| 5 | 文件格式和规范，如 /etc/passwd |\n| 7 | 杂项，包括宏包和规范，如 man(7) |\n| 8 | 系统管理命令（通常只针对 root 用户） |\n\n## 用法\n\n输入 man 加上章节号和名称即可查看指定章节的手册页，例如 man 8 mount。\n',
-    'security.md': "# Security policy\n\n## Reporting a vulnerability\n\nPlease report security vulnerabilities by email to security@example.org rather than opening a public issue.\n\nWe will acknowledge receipt of your vulnerability report within 3 business days.\n\nIf you do not receive a reply within 14 days, escalate the report to the project's steering committee.\n\n## Supported versions\n\nOnly the latest minor release receives security fixes.\n",
-    'libtasn1.txt': 'Libtasn1 Reference Manual\n\nTable of Contents\n\n1 Introduction . . . . . . . . . . . . . . . . . . . . . 1\n2 ASN.1 structure handling . . . . . . . . . . . . . . . 3\n3 Library Functions . . . . . . . . . . . . . . . . . . 22\nasn1_write_value . . . . . . . . . . . . . . . . . . . 22\nasn1_read_value . . . . . . . . . . . . . . . . . . . . 24\n\n1 Introduction\n\nLibtasn1 is a library for Abstract Syntax Notation One (ASN.1) and Distinguished Encoding Rules (DER) manipulation.\n\n3 Library Functions\n\nasn1_write_value sets the value of one element inside a structure; to delete an element, pass a NULL value.\n\nasn1_read_value returns the value of one element inside a structure.\n',
-}
+KB = Path(__file__).resolve().parent / "data" / "answer-kb"
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The four documents, ingested through the CLI."""
+    """The four documents of tests/data/answer-kb, ingested through the CLI."""
     root = tmp_path_factory.mktemp("answers")
-    (root / "kb").mkdir()
-    for name, text in DOCUMENTS.items():
-        (root / "kb" / name).write_text(text, encoding="utf-8")
-    run = selfcrag("ingest", root / "kb", "--data-dir", root / "index", cwd=root)
+    run = selfcrag("ingest", KB, "--data-dir", root / "index", cwd=root)
     assert run.returncode == 0, run.stderr
     return root / "index"
 
