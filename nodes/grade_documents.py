@@ -14,6 +14,7 @@ from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import CorrectiveAction, State
 from selfcrag.graph.trace import record
+from selfcrag.heuristics.evaluator import standings
 from selfcrag.llm.replies import PassageGrades
 from selfcrag.prompts import pick, quote_passages
 from selfcrag.prompts.grading import GRADE_SYSTEM, GRADE_USER
@@ -104,7 +105,8 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if remaining:
         evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
-        scores.update({p["id"]: round(evaluator.score_passage(profile, p), 4) for p in remaining})
+        places = standings(state.contexts)
+        scores.update({p["id"]: round(evaluator.score_passage(profile, p, places[p["id"]]), 4) for p in remaining})
     grades = {**state.grades, **scores}
     action = corrective_action(
         (grades[p["id"]] for p in state.contexts), context.upper_threshold, context.lower_threshold
