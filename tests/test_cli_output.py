@@ -199,21 +199,21 @@ def test_ingesting_a_missing_path_is_one_line_and_exit_1(tmp_path: Path) -> None
 
 def test_ingesting_a_folder_with_nothing_supported_is_one_line_and_exit_1(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "usage.rst").write_text("Usage\n=====\n\nRun it.\n", encoding="utf-8")
+    (tmp_path / "docs" / "usage.adoc").write_text("= Usage\n\nRun it.\n", encoding="utf-8")
     run = selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path)
     assert run.returncode == 1 and run.stdout == ""
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("error: nothing to ingest in docs: no .md")
-    assert "usage.rst: unsupported type .rst" in run.stderr
+    assert "usage.adoc: unsupported type .adoc" in run.stderr
 
 
 def test_unsupported_files_in_a_folder_are_listed_as_skipped(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "guide.md").write_text("# Guide\n\nRun the tool daily.\n", encoding="utf-8")
-    (tmp_path / "docs" / "usage.rst").write_text("Usage\n=====\n\nRun it.\n", encoding="utf-8")
+    (tmp_path / "docs" / "usage.adoc").write_text("= Usage\n\nRun it.\n", encoding="utf-8")
     run = selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("1 documents, ")
-    assert f"skipped {tmp_path / 'docs' / 'usage.rst'}: unsupported type .rst" in run.stderr.splitlines()
+    assert f"skipped {tmp_path / 'docs' / 'usage.adoc'}: unsupported type .adoc" in run.stderr.splitlines()
 
 
 @pytest.mark.parametrize(

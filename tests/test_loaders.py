@@ -281,6 +281,39 @@ def test_encrypted_pdf_is_skipped(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- #
+# read_document: reStructuredText and HTML
+# --------------------------------------------------------------------------- #
+
+
+def test_rst_is_read_as_markdown_with_its_sections(tmp_path: Path) -> None:
+    """Sections become # headings, a wrapped paragraph one line, a literal block a fence."""
+    path = tmp_path / "guide.rst"
+    path.write_text(
+        "Guide\n=====\n\nUsage\n-----\n\nRun the tool\nevery day.\n\n::\n\n   tool --run\n", encoding="utf-8"
+    )
+    assert _loaded(path).text == "# Guide\n\n## Usage\n\nRun the tool every day.\n\n```\ntool --run\n```"
+
+
+def test_rst_nested_past_what_docutils_can_parse_is_skipped_not_raised(tmp_path: Path) -> None:
+    path = tmp_path / "deep.rst"
+    path.write_text("".join("  " * depth + "* item\n\n" for depth in range(300)), encoding="utf-8")
+    assert _skipped(path).reason == "unreadable reStructuredText"
+
+
+def test_html_nested_5000_deep_is_read(tmp_path: Path) -> None:
+    """The page's tree is walked with a stack of its own, not Python's recursion."""
+    path = tmp_path / "deep.html"
+    path.write_text("<div>" * 5000 + "deep text" + "</div>" * 5000, encoding="utf-8")
+    assert _loaded(path).text == "deep text"
+
+
+def test_html_of_only_a_script_is_skipped_as_markup_only(tmp_path: Path) -> None:
+    path = tmp_path / "app.html"
+    path.write_text("<html><body><script>render()</script></body></html>", encoding="utf-8")
+    assert _skipped(path).reason == "no text in it, only markup"
+
+
+# --------------------------------------------------------------------------- #
 # discover
 # --------------------------------------------------------------------------- #
 

@@ -1,4 +1,4 @@
-"""Find and read the user's documents (Markdown, plain text and PDF).
+"""Find and read the user's documents (Markdown, plain text, PDF, reStructuredText and HTML).
 
 Two entry points:
 
@@ -31,6 +31,9 @@ from charset_normalizer import from_bytes
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
+from selfcrag.files.html_page import html_to_markdown
+from selfcrag.files.restructuredtext import rst_to_markdown
+
 __all__ = [
     "MAX_FILE_BYTES",
     "SUPPORTED_SUFFIXES",
@@ -43,7 +46,7 @@ __all__ = [
 
 logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
-SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf")
+SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".rst", ".html", ".htm")
 """File suffixes (compared case-insensitively) that can be ingested."""
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -67,6 +70,10 @@ _UTF16_BE_BOM = b"\xfe\xff"
 _REASON_UNDECODABLE = "undecodable text (no text encoding fits)"
 _REASON_NO_TEXT_LAYER = "no text layer in PDF (scanned?)"
 _REASON_UNDECODABLE_NAME = "file name is not valid UTF-8 (rename it)"
+_REASON_MARKUP_ONLY = "no text in it, only markup"
+# Structured formats: their parser's text, written as Markdown so headings give sections and titles.
+_MARKUP_TO_MARKDOWN = {".rst": rst_to_markdown, ".html": html_to_markdown, ".htm": html_to_markdown}
+_MARKUP_NAMES = {".rst": "reStructuredText", ".html": "HTML", ".htm": "HTML"}
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,9 @@ class LoadedFile:
         path: Resolved absolute path of the file (symlinks resolved).
         text: Decoded text with line endings normalised to LF and without a
             byte-order mark. For PDFs, the text of the pages joined by blank
-            lines. Never empty or whitespace-only.
+            lines. For reStructuredText and HTML, what their parsers read,
+            written as Markdown (``#`` headings, one line per paragraph, list
+            item or table row). Never empty or whitespace-only.
         encoding: The text encoding it was read in (``utf-8``, ``cp1252``,
             ``gb18030``, ``utf_16_le``, ...); ``pdf`` for a PDF.
 
@@ -266,12 +275,15 @@ class _Walker:
 
 
 def read_document(path: Path) -> LoadedFile | SkippedFile:
-    """Read one Markdown, text or PDF file.
+    """Read one Markdown, text, PDF, reStructuredText or HTML file.
 
     Text files are decoded as UTF-8 (with or without BOM), UTF-16 when a
-    UTF-16 BOM is present, and otherwise GB18030. Line endings are normalised
-    to LF and a leading BOM is dropped. PDFs are read with pypdf; the text
-    of all pages is joined with blank lines.
+    UTF-16 BOM is present, and otherwise in the encoding charset-normalizer
+    detects. Line endings are normalised to LF and a leading BOM is dropped.
+    PDFs are read with pypdf; the text of all pages is joined with blank
+    lines. reStructuredText (docutils) and HTML (selectolax) are decoded as
+    text, parsed, and written as Markdown, so their headings give sections
+    and titles; nothing in them is run, included or fetched.
 
     Args:
         path: The file to read (``str`` is accepted too).
@@ -281,17 +293,21 @@ def read_document(path: Path) -> LoadedFile | SkippedFile:
         :class:`SkippedFile` when the file cannot be used: not found,
         permission denied, a directory, an unsupported suffix, larger than
         :data:`MAX_FILE_BYTES`, empty or whitespace-only, binary, undecodable,
-        a PDF without a text layer, or an encrypted or corrupt PDF. Problems
+        a PDF without a text layer, an encrypted or corrupt PDF, or markup
+        without text (or that its parser cannot read). Problems
         caused by the user's files never raise.
 
     """
     path = Path(path).expanduser()
     try:
         resolved, data = _read_bytes(path)
-        if resolved.suffix.lower() == ".pdf":
+        suffix = resolved.suffix.lower()
+        if suffix == ".pdf":
             text, encoding = _pdf_text(data), "pdf"
         else:
             text, encoding = _decode_text(data)
+            if suffix in _MARKUP_TO_MARKDOWN:
+                text = _markup_text(text, suffix)
     except _Skip as skip:
         return SkippedFile(_display_path(path), skip.reason)
     return LoadedFile(resolved, text, encoding)
@@ -373,6 +389,29 @@ def _decode_text(data: bytes) -> tuple[str, str]:
     if not text.strip():
         raise _Skip("empty file")
     return text, encoding
+
+
+def _markup_text(source: str, suffix: str) -> str:
+    """Parse reStructuredText or HTML and return its text as Markdown.
+
+    Args:
+        source: The decoded file.
+        suffix: ``.rst``, ``.html`` or ``.htm``.
+
+    Returns:
+        The text, as :func:`~selfcrag.files.restructuredtext.rst_to_markdown` or
+        :func:`~selfcrag.files.html_page.html_to_markdown` writes it.
+
+    Raises:
+        _Skip: The parser cannot read it, or it holds no text (only markup, scripts or directives).
+    """
+    try:
+        text = _MARKUP_TO_MARKDOWN[suffix](source)
+    except Exception:  # a parser may raise anything on a document it cannot read: that file is skipped
+        raise _Skip(f"unreadable {_MARKUP_NAMES[suffix]}") from None
+    if not text.strip():
+        raise _Skip(_REASON_MARKUP_ONLY)
+    return text
 
 
 def _not_binary(data: bytes) -> bytes:
@@ -551,8 +590,8 @@ def nothing_to_ingest(paths: Iterable[str | Path], skipped: Iterable[SkippedFile
         skipped: What :func:`discover` skipped in them.
 
     Returns:
-        E.g. ``docs/missing: not found`` or ``nothing to ingest in docs: no .md, .markdown, .txt or .pdf files
-        (skipped: docs/a.rst: unsupported type .rst)``.
+        E.g. ``docs/missing: not found`` or ``nothing to ingest in docs: no .md, .markdown, .txt, .pdf, .rst,
+        .html or .htm files (skipped: docs/a.adoc: unsupported type .adoc)``.
     """
     named = [str(p) for p in paths]
     skipped = list(skipped)

@@ -1,0 +1,77 @@
+"""Write a parsed document as the Markdown the splitter reads its structure from.
+
+reStructuredText and HTML are parsed by their own maintained parsers; what
+comes out of either is written here in one shape: ``#`` headings (so every
+sentence gets its heading path, and the first level-1 heading is the title),
+paragraphs and list items on one line each, table rows as ``| a | b |`` and
+code in fences. The splitter then treats these documents exactly as it treats
+a Markdown file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from selfcrag.split.sentences import join_wrapped_lines
+
+__all__ = ["MarkdownOutline"]
+
+_SPACES = re.compile(r"[ \t\u00a0]+")
+_BACKTICKS = re.compile(r"`+")
+
+
+class MarkdownOutline:
+    """The blocks of one document, in order, written as Markdown."""
+
+    def __init__(self) -> None:
+        self.blocks: list[str] = []
+
+    def heading(self, level: int, text: str) -> None:
+        """Add a heading; levels past Markdown's six are written as level 6.
+
+        Args:
+            level: 1 for the document's title, 2 for its sections, and so on.
+            text: The heading's text (wrapped lines are joined).
+        """
+        title = _one_line(text)
+        if title:
+            self.blocks.append(f"{'#' * min(max(level, 1), 6)} {title}")
+
+    def paragraph(self, text: str) -> None:
+        """Add a paragraph, its wrapped lines joined into one."""
+        line = _one_line(text)
+        if line:
+            self.blocks.append(line)
+
+    def item(self, text: str) -> None:
+        """Add a list item (``- text``), so the splitter starts a unit at it."""
+        line = _one_line(text)
+        if line:
+            self.blocks.append(f"- {line}")
+
+    def table(self, rows: list[list[str]]) -> None:
+        """Add a table, one ``| a | b |`` line per row; a ``|`` inside a cell is escaped."""
+        lines = []
+        for row in rows:
+            cells = [_one_line(cell).replace("|", "\\|") for cell in row]
+            if any(cells):
+                lines.append("| " + " | ".join(cells) + " |")
+        if lines:
+            self.blocks.append("\n".join(lines))
+
+    def code(self, text: str) -> None:
+        """Add a code block in a fence longer than any run of backticks inside it, so it stays whole."""
+        body = text.strip("\n")
+        if body.strip():
+            longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
+            fence = "`" * max(3, longest + 1)
+            self.blocks.append(f"{fence}\n{body}\n{fence}")
+
+    def text(self) -> str:
+        """The document: its blocks separated by blank lines (empty when it had no text)."""
+        return "\n\n".join(self.blocks)
+
+
+def _one_line(text: str) -> str:
+    """Join wrapped lines (no space between two CJK characters) and collapse runs of spaces."""
+    return _SPACES.sub(" ", join_wrapped_lines(text.strip())).strip()
