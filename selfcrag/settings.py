@@ -28,7 +28,8 @@ class Settings:
         embedding_base_url: Endpoint for embeddings (``openai_base_url`` unless set apart).
         qdrant_shards: Shards of a new collection on a Qdrant server or cluster.
         qdrant_replicas: Copies of each shard on a cluster.
-        qdrant_on_disk: Keep original vectors on disk (memory-mapped); quantized ones stay in RAM.
+        qdrant_on_disk: Keep original vectors on disk (memory-mapped); on a server the quantized
+            ones stay in RAM (the embedded engine memory-maps them too).
         qdrant_quantization: ``int8`` (scalar quantization, rescored) or ``none``.
     """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -215,6 +216,31 @@ def test_other_processes_read_a_generation_while_this_one_holds_it(tmp_path: Pat
         outputs = [r.communicate(timeout=120)[0].split() for r in runs]
         assert all(r.returncode == 0 for r in runs)
         assert all(out == [str(reader.sentence_count())] * 2 for out in outputs)
+
+
+def test_the_shard_is_memory_mapped_so_a_new_reader_loads_nothing_whole(tmp_path: Path, embedder):
+    # The placements the engine persists for the shard and every segment it builds: anything
+    # pinned in RAM (int8 vectors, an in-RAM sparse index) is read from disk in full by each
+    # process that opens the index.
+    _build(tmp_path, embedder)
+    with IndexReader(tmp_path) as reader:
+        assert reader.lease is not None
+        shard = reader.lease.path / "shard"
+    config = json.loads((shard / "edge_config.json").read_text())
+    placements: list[str] = []
+
+    def collect(node: object) -> None:
+        if isinstance(node, dict):
+            placements.extend(v for k, v in node.items() if k == "memory")
+            for value in node.values():
+                collect(value)
+
+    collect(config)
+    assert config["payload_memory"] == config["id_tracker_memory"] == "cold"
+    assert len(placements) >= 4 and set(placements) == {"cold"}
+    for segment in (shard / "segments").iterdir():
+        text = (segment / "segment.json").read_text()
+        assert "pinned" not in text and "ImmutableRam" not in text
 
 
 def test_the_server_path_uses_the_same_schema_through_qdrant_client(tmp_path: Path, embedder):

@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 from selfcrag.index.tokenize import detect_language, tokenize
 
 
@@ -30,3 +33,33 @@ def test_detect_language():
     assert detect_language("RCEP具体包括哪些国家") == "zh"
     assert detect_language("difference between russian blue and british blue cat") == "en"
     assert detect_language("") == "en"
+
+
+def test_dictionary_loaded_from_the_cache_is_the_one_jieba_loads_itself(tmp_path):
+    # Fresh processes: one loads the dictionary as selfcrag does, one as jieba does.
+    script = (
+        "import sys, jieba; from selfcrag.index import tokenize as t\n"
+        "jieba.dt.tmp_dir = sys.argv[1]\n"
+        "t.load_dictionary() if sys.argv[2] == 'selfcrag' else jieba.initialize()\n"
+        "print(len(jieba.dt.FREQ), jieba.dt.total, t.tokenize('中华人民共和国的退款多久能退回'))\n"
+    )
+    jieba_itself = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), "jieba"], capture_output=True, text=True, check=True
+    ).stdout
+    # The first run wrote jieba's cache into tmp_path; this one reads it.
+    ours = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), "selfcrag"], capture_output=True, text=True, check=True
+    ).stdout
+    assert (tmp_path / "jieba.cache").exists()
+    assert ours == jieba_itself and ours.split()[0] != "0"
+
+
+def test_a_damaged_dictionary_cache_falls_back_to_jieba(tmp_path):
+    (tmp_path / "jieba.cache").write_bytes(b"not marshal data")
+    script = (
+        "import sys, jieba; from selfcrag.index import tokenize as t\n"
+        "jieba.dt.tmp_dir = sys.argv[1]\n"
+        "t.load_dictionary(); print(t.tokenize('中华人民共和国'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert "人民" in out.stdout
