@@ -98,7 +98,7 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         The grades and the action.
     """
     context = runtime.context
-    ungraded = [p for p in state.contexts if p["id"] not in state.grades]
+    ungraded = [p for p in state.passages if p["id"] not in state.grades]
     scores, details, spent = _grade_with_chat(runtime, state, ungraded)
     remaining = [p for p in ungraded if p["id"] not in scores]
     if remaining:
@@ -107,10 +107,10 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         scores.update({p["id"]: round(evaluator.score_passage(profile, p), 4) for p in remaining})
     grades = {**state.grades, **scores}
     action = corrective_action(
-        (grades[p["id"]] for p in state.contexts), context.upper_threshold, context.lower_threshold
+        (grades[p["id"]] for p in state.passages), context.upper_threshold, context.lower_threshold
     )
     shown = [
-        {"source": p["source"], "sentences": [p["first"], p["last"]], "score": grades[p["id"]]} for p in state.contexts
+        {"source": p["source"], "sentences": [p["first"], p["last"]], "score": grades[p["id"]]} for p in state.passages
     ]
     return {
         "grades": grades,

@@ -40,7 +40,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     evaluator = current_resources().evaluator(context)
     profile = evaluator.profile(state.question)
     passages = sorted(
-        (p for p in state.contexts if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
+        (p for p in state.passages if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
         key=lambda p: -state.grades[p["id"]],
     )
     scored: list[tuple[float, int, KnowledgeStrip]] = []

@@ -26,14 +26,14 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     query = state.query or state.question
     result = retriever.search(query, runtime.context.search_config())
     passages = result.passages
-    known = {p["id"] for p in state.contexts}
+    known = {p["id"] for p in state.passages}
     new = [p for p in passages if p["id"] not in known]
     found = [
         {"source": p["source"], "title": p["title"], "section": p["section"], "sentences": [p["first"], p["last"]]}
         for p in passages
     ]
     return {
-        "contexts": passages,
+        "passages": passages,
         "queries": [*state.queries, query],
         "trace": record(
             runtime,

@@ -101,7 +101,7 @@ def aggregate(ranks: Sequence[int | None], chars: Sequence[int], latencies_ms: S
 
     Args:
         ranks: Rank found per question (None when not within 5).
-        chars: Total characters of the top 5 contexts per question.
+        chars: Total characters of the top 5 passages per question.
         latencies_ms: Search time per question.
 
     Returns:
