@@ -11,7 +11,8 @@ from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
-from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, recompose
+from selfcrag.heuristics.strips import companions, passage_strips, recompose
+from selfcrag.index.points import StoredSentence
 from selfcrag.spans import KnowledgeItem, Strip
 
 # Strips handed to the answer step at most, so a long passage cannot crowd out the rest.
@@ -43,8 +44,8 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         (p for p in state.passages if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
         key=lambda p: -state.grades[p["id"]],
     )
-    scored: list[tuple[float, int, KnowledgeStrip]] = []
-    leans: dict[tuple[str, int], list[KnowledgeStrip]] = {}
+    scored: list[tuple[float, int, StoredSentence]] = []
+    leans: dict[tuple[str, int], list[StoredSentence]] = {}
     for rank, passage in enumerate(passages):
         strips = passage_strips(index, passage["doc_id"], passage["first"], passage["last"])
         for strip in strips:
@@ -59,7 +60,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     kept_count = len(primary)
     if not primary and ranked and state.action == "correct":
         primary = ranked[:1]
-    chosen: dict[tuple[str, int], tuple[int, KnowledgeStrip]] = {}
+    chosen: dict[tuple[str, int], tuple[int, StoredSentence]] = {}
     for _, rank, strip in primary:
         for s in [strip, *leans.get((strip.doc_id, strip.position), [])]:
             current = chosen.get((s.doc_id, s.position))
@@ -78,7 +79,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 section=list(strips[0].section),
                 first=strips[0].position,
                 last=strips[-1].position,
-                text=defuse_markers(recompose(index, strips)),
+                text=defuse_markers(recompose(strips)),
                 score=round(max(score_of[(s.doc_id, s.position)] for s in strips), 4),
                 strips=[
                     Strip(

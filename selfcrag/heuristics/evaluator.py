@@ -33,7 +33,8 @@ from selfcrag.heuristics.signals import (
     profile_question,
     term_statistics,
 )
-from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, strip_vectors
+from selfcrag.heuristics.strips import companions, passage_strips, strip_vectors
+from selfcrag.index.points import StoredSentence
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.retriever import Retriever
@@ -180,7 +181,7 @@ class OfflineEvaluator:
             self._background = (index.generation, self.retriever.sentence_vectors(keys))
         return self._background[1]
 
-    def score_strips(self, profile: QuestionProfile, strips: Sequence[KnowledgeStrip]) -> list[float]:
+    def score_strips(self, profile: QuestionProfile, strips: Sequence[StoredSentence]) -> list[float]:
         """Score strips against a question.
 
         Args:
