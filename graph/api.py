@@ -46,7 +46,12 @@ _ANSWER_NODES = ("generate", "answer_directly")
 
 @dataclass(frozen=True)
 class Citation:
-    """A source the answer cites.
+    """A source the answer cites: a read-only view of a :class:`selfcrag.spans.Citation` of the state.
+
+    The state keeps citations as JSON-ready dicts (for checkpointers and
+    LangGraph Studio); an :class:`Answer` hands them to Python code as these
+    frozen objects, with the same fields and ``section`` as a tuple.
+    ``tests/test_architecture.py`` keeps the two field sets equal.
 
     Attributes:
         n: The marker number in the answer (``[n]``).

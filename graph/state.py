@@ -63,7 +63,7 @@ class State(InputState):
     """The search query of the latest retrieval."""
     queries: list[str] = field(default_factory=list)
     """Every query searched this turn, in order."""
-    contexts: Annotated[list[Passage], merge_passages] = field(default_factory=list)
+    passages: Annotated[list[Passage], merge_passages] = field(default_factory=list)
     """Every passage retrieved this turn, de-duplicated by content hash."""
     grades: dict[str, float] = field(default_factory=dict)
     """Evaluator score of each passage id, in [0, 1]."""
@@ -98,7 +98,7 @@ KEPT_ACROSS_TURNS = frozenset({"question", "messages"})
 def fresh_turn() -> dict[str, Any]:
     """The update that starts a turn: every per-question field of :class:`State` back at its default.
 
-    Fields with a reducer (``contexts``, ``trace``) are overwritten rather than reduced.
+    Fields with a reducer (``passages``, ``trace``) are overwritten rather than reduced.
 
     Returns:
         A partial state update.

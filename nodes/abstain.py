@@ -29,7 +29,7 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         The abstention as the answer, ``abstained`` set, and the closest sources.
     """
     language = detect_language(state.question)
-    nearest = sorted(state.contexts, key=lambda p: -state.grades.get(p["id"], 0.0))[:CLOSEST_SHOWN]
+    nearest = sorted(state.passages, key=lambda p: -state.grades.get(p["id"], 0.0))[:CLOSEST_SHOWN]
     closest = [
         Citation(
             n=i,

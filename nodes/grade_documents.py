@@ -99,20 +99,20 @@ def grade_documents(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         The grades and the action.
     """
     context = runtime.context
-    ungraded = [p for p in state.contexts if p["id"] not in state.grades]
+    ungraded = [p for p in state.passages if p["id"] not in state.grades]
     scores, details, spent = _grade_with_chat(runtime, state, ungraded)
     remaining = [p for p in ungraded if p["id"] not in scores]
     if remaining:
         evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
-        places = standings(state.contexts)
+        places = standings(state.passages)
         scores.update({p["id"]: round(evaluator.score_passage(profile, p, places[p["id"]]), 4) for p in remaining})
     grades = {**state.grades, **scores}
     action = corrective_action(
-        (grades[p["id"]] for p in state.contexts), context.upper_threshold, context.lower_threshold
+        (grades[p["id"]] for p in state.passages), context.upper_threshold, context.lower_threshold
     )
     shown = [
-        {"source": p["source"], "sentences": [p["first"], p["last"]], "score": grades[p["id"]]} for p in state.contexts
+        {"source": p["source"], "sentences": [p["first"], p["last"]], "score": grades[p["id"]]} for p in state.passages
     ]
     return {
         "grades": grades,

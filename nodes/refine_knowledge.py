@@ -12,7 +12,8 @@ from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.heuristics.answerer import asks_for_list
-from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, recompose
+from selfcrag.heuristics.strips import companions, passage_strips, recompose
+from selfcrag.index.points import StoredSentence
 from selfcrag.spans import KnowledgeItem, Strip
 
 # Strips handed to the answer step at most, so a long passage cannot crowd out the rest.
@@ -44,11 +45,11 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     evaluator = current_resources().evaluator(context)
     profile = evaluator.profile(state.question)
     passages = sorted(
-        (p for p in state.contexts if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
+        (p for p in state.passages if state.grades.get(p["id"], 0.0) >= context.lower_threshold),
         key=lambda p: -state.grades[p["id"]],
     )
-    scored: list[tuple[float, int, KnowledgeStrip]] = []
-    leans: dict[tuple[str, int], list[KnowledgeStrip]] = {}
+    scored: list[tuple[float, int, StoredSentence]] = []
+    leans: dict[tuple[str, int], list[StoredSentence]] = {}
     for rank, passage in enumerate(passages):
         strips = passage_strips(index, passage["doc_id"], passage["first"], passage["last"])
         for strip in strips:
@@ -64,7 +65,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     kept_count = len(primary)
     if not primary and not whole and ranked and state.action == "correct":
         primary = ranked[:1]
-    chosen: dict[tuple[str, int], tuple[int, KnowledgeStrip]] = {
+    chosen: dict[tuple[str, int], tuple[int, StoredSentence]] = {
         (s.doc_id, s.position): (rank, s)
         for rank in sorted(whole, reverse=True)
         for s in passage_strips(index, passages[rank]["doc_id"], passages[rank]["first"], passages[rank]["last"])
@@ -92,7 +93,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 section=list(strips[0].section),
                 first=strips[0].position,
                 last=strips[-1].position,
-                text=defuse_markers(recompose(index, strips)),
+                text=defuse_markers(recompose(strips)),
                 score=round(max(score_of[(s.doc_id, s.position)] for s in strips), 4),
                 strips=[
                     Strip(

@@ -37,7 +37,7 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     previous = state.queries or [state.question]
     # Titles come from the documents: quoted as a JSON list of strings, defused like passages.
-    found = json.dumps(sorted({defuse(p["title"]) for p in state.contexts}), ensure_ascii=False)
+    found = json.dumps(sorted({defuse(p["title"]) for p in state.passages}), ensure_ascii=False)
     reply, details, spent = structured_step(
         runtime,
         state,
@@ -57,7 +57,7 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         retriever = current_resources().retriever(context)
         evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
-        best = sorted(state.contexts, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]
+        best = sorted(state.passages, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]
         strips = [s for p in best for s in passage_strips(retriever.index, p["doc_id"], p["first"], p["last"])]
         ranked = sorted(zip(evaluator.score_strips(profile, strips), strips, strict=True), key=lambda x: -x[0])
         evidence = [s.text for _, s in ranked[:FEEDBACK_SENTENCES]]

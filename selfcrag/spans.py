@@ -1,12 +1,13 @@
 """Spans of source text as the workflow keeps them: one family of JSON-ready types.
 
 Every type here is a range of sentences of one document (:class:`Span`), or a
-sentence of one (:class:`Strip`): what retrieval found (:class:`Passage`),
-what refinement kept (:class:`KnowledgeItem`, numbered for the answer's
-``[n]``), and what the answer cites (:class:`Citation`). They are plain
-dicts, so a checkpointer can store them and LangGraph Studio can show them.
-This module sits below the graph, the heuristics, the prompts and the
-citation code, which all read and write these types.
+sentence of one (:class:`SentenceHit`, :class:`Strip`): what retrieval found
+(:class:`Passage`, with the sentences its search matched), what refinement
+kept (:class:`KnowledgeItem`, numbered for the answer's ``[n]``), and what the
+answer cites (:class:`Citation`). They are plain dicts, so a checkpointer can
+store them, LangGraph Studio can show them and ``selfcrag search --json`` can
+print them. This module sits below retrieval, the graph, the heuristics, the
+prompts and the citation code, which all read and write these types.
 """
 
 from __future__ import annotations
@@ -25,22 +26,43 @@ class Span(TypedDict):
     last: int
 
 
+class SentenceHit(TypedDict):
+    """One sentence a search matched, with its fused score and each retriever's rank and score.
+
+    Ranks count from 1; a rank and score are None when that retriever did not
+    list the sentence. ``dense_score`` is a cosine similarity.
+    """
+
+    doc_id: str
+    position: int
+    score: float
+    dense_rank: int | None
+    bm25_rank: int | None
+    dense_score: float | None
+    bm25_score: float | None
+
+
 class Passage(Span):
-    """A retrieved context.
+    """A retrieved passage: the windows around hit sentences, merged, exactly as the document has them.
 
     ``id`` is a hash of the text, so the same passage found by two searches is
-    kept once; ``hit_positions`` are the sentences the search matched.
+    kept once. ``start``..``end`` is its character range in the document text.
+    ``hits`` are the sentences the search matched, best first; ``score`` and
+    the ranks and scores of each retriever are the best among them.
+    ``query`` is the search that found it.
     """
 
     id: str
     doc_id: str
+    start: int
+    end: int
     text: str
     score: float
     dense_score: float | None
     bm25_score: float | None
     dense_rank: int | None
     bm25_rank: int | None
-    hit_positions: list[int]
+    hits: list[SentenceHit]
     query: str
 
 

@@ -7,6 +7,7 @@ functions alike), so a lazy import cannot hide a cycle.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,3 +150,28 @@ def test_packages_import_each_other_without_a_cycle_once_graph_is_split_at_the_n
         for u in free:
             del remaining[u]
     assert order.index("selfcrag.nodes") < order.index("selfcrag.graph@9")
+
+
+def annotated_fields(node: ast.ClassDef) -> set[str]:
+    return {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+
+
+def test_span_types_are_defined_only_in_spans() -> None:
+    """A class holding a range of sentences (``first``..``last``) is a span type, and spans.py has them all.
+
+    The one exception is the Python API's ``Citation``, the frozen view of ``spans.Citation`` users get.
+    """
+    found = sorted(
+        f"{module}.{node.name}"
+        for module, path in modules().items()
+        if module != "selfcrag.spans"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and {"first", "last"} <= annotated_fields(node)
+    )
+    assert found == ["selfcrag.graph.api.Citation"], "span types outside selfcrag/spans.py: " + ", ".join(found)
+
+
+def test_the_public_citation_has_exactly_the_fields_of_the_stored_one() -> None:
+    from selfcrag import Citation, spans
+
+    assert {f.name for f in dataclasses.fields(Citation)} == set(spans.Citation.__required_keys__)

@@ -1,4 +1,4 @@
-"""The evaluation's metric functions, on hand-made questions, contexts and outcomes."""
+"""The evaluation's metric functions, on hand-made questions, passages and outcomes."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from selfcrag.eval.metrics import (
 from selfcrag.eval.report import markdown_table
 from selfcrag.eval.retrieval_eval import parse_config, window_configs
 from selfcrag.eval.sets import Evidence, Question, load_set, sample_questions
-from selfcrag.search.contexts import RetrievedContext
+from selfcrag.spans import Passage, passage_id
 
 LAMP = Question(
     id="q1",
@@ -52,19 +52,25 @@ COTTAGE = Question(
 NOWHERE = Question(id="q4", question="Who painted the Sistine Chapel?", lang="en", answerable=False)
 
 
-def context(doc: str, text: str) -> RetrievedContext:
-    return RetrievedContext(
+def passage(doc: str, text: str) -> Passage:
+    return Passage(
+        id=passage_id(text),
         doc_id=doc,
         source=f"/kb/docs/{doc}.txt",
         title=doc,
-        section=(),
+        section=[],
         first=0,
         last=0,
         start=0,
         end=len(text),
         text=text,
         score=1.0,
-        hits=(),
+        dense_score=None,
+        bm25_score=None,
+        dense_rank=None,
+        bm25_rank=None,
+        hits=[],
+        query="",
     )
 
 
@@ -84,27 +90,27 @@ def outcome(
 
 
 def test_question_found_at_rank_two_scores_half_a_reciprocal_rank() -> None:
-    contexts = [
-        context("lighthouse", "The light was converted in 1931."),
-        context("lighthouse", "Its lamp stands 34 meters above sea level."),
+    passages = [
+        passage("lighthouse", "The light was converted in 1931."),
+        passage("lighthouse", "Its lamp stands 34 meters above sea level."),
     ]
-    rank = found_rank(contexts, LAMP)
-    scores = aggregate([rank], [sum(len(c.text) for c in contexts)], [10.0])
+    rank = found_rank(passages, LAMP)
+    scores = aggregate([rank], [sum(len(p["text"]) for p in passages)], [10.0])
     assert rank == 2
     assert (scores.hit_at_1, scores.hit_at_5, scores.mrr_at_5) == (0.0, 1.0, 0.5)
 
 
 def test_question_not_found_within_five_counts_zero() -> None:
-    contexts = [context("other", "Nothing here.")] * 4 + [
-        context("other", "Still nothing."),
-        context("lighthouse", "34 meters"),
+    passages = [passage("other", "Nothing here.")] * 4 + [
+        passage("other", "Still nothing."),
+        passage("lighthouse", "34 meters"),
     ]
-    assert found_rank(contexts, LAMP) is None
+    assert found_rank(passages, LAMP) is None
     assert aggregate([None], [0], [1.0]).mrr_at_5 == 0.0
 
 
-def test_merged_context_supports_when_any_of_its_windows_holds_the_evidence() -> None:
-    merged = context(
+def test_merged_passage_supports_when_any_of_its_windows_holds_the_evidence() -> None:
+    merged = passage(
         "lighthouse",
         "Harbor Point Lighthouse was built in 1872. Its lamp stands 34 meters above sea "
         "level. The keeper's cottage is a museum.",
@@ -113,7 +119,7 @@ def test_merged_context_supports_when_any_of_its_windows_holds_the_evidence() ->
 
 
 def test_evidence_in_another_document_does_not_support() -> None:
-    assert not supports(context("brochure", "The lamp stands 34 meters high."), LAMP)
+    assert not supports(passage("brochure", "The lamp stands 34 meters high."), LAMP)
 
 
 def test_multi_group_answer_needs_every_group() -> None:

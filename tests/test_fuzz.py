@@ -9,9 +9,9 @@ from selfcrag.files.loaders import LoadedFile
 from selfcrag.index.ingest import index_document
 from selfcrag.index.reader import MemoryIndex
 from selfcrag.index.tokenize import tokenize
-from selfcrag.search.contexts import SentenceHit
 from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
+from selfcrag.spans import SentenceHit
 from selfcrag.split import split_sentences
 
 PIECES = [
@@ -73,15 +73,27 @@ def test_windows_never_cross_documents_or_sections_and_never_overlap(docs, data,
     if not keys:
         return
     rows = data.draw(st.lists(st.integers(0, len(keys) - 1), max_size=20))
-    hits = [SentenceHit(*keys[row], 1.0 / (i + 1)) for i, row in enumerate(rows)]
-    contexts = expand_windows(index, hits, window=window, max_chars=max_chars, top_k=top_k)
-    assert len(contexts) <= top_k
-    for ctx in contexts:
-        sections = {index.by_key[(ctx.doc_id, p)].section_index for p in range(ctx.first, ctx.last + 1)}
+    hits = [
+        SentenceHit(
+            doc_id=keys[row][0],
+            position=keys[row][1],
+            score=1.0 / (i + 1),
+            dense_rank=None,
+            bm25_rank=None,
+            dense_score=None,
+            bm25_score=None,
+        )
+        for i, row in enumerate(rows)
+    ]
+    passages = expand_windows(index, hits, window=window, max_chars=max_chars, top_k=top_k)
+    assert len(passages) <= top_k
+    for passage in passages:
+        doc_id, first, last = passage["doc_id"], passage["first"], passage["last"]
+        sections = {index.by_key[(doc_id, p)].section_index for p in range(first, last + 1)}
         assert len(sections) == 1
-        assert ctx.text == texts_by_id[ctx.doc_id][ctx.start : ctx.end]
-        assert len(ctx.text) <= max_chars or ctx.first == ctx.last
-    spans = sorted((c.doc_id, c.first, c.last) for c in contexts)
+        assert passage["text"] == texts_by_id[doc_id][passage["start"] : passage["end"]]
+        assert len(passage["text"]) <= max_chars or first == last
+    spans = sorted((p["doc_id"], p["first"], p["last"]) for p in passages)
     for (d1, _, last1), (d2, first2, _) in zip(spans, spans[1:], strict=False):
         assert d1 != d2 or last1 < first2
 

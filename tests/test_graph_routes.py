@@ -77,7 +77,7 @@ def test_ambiguous_retrieval_is_refined_into_strips(kb_dir: Path) -> None:
     strips = [s["text"] for item in state["knowledge"] for s in item["strips"]]
     assert any("Application logs are kept for 90 days" in s for s in strips)
     # Refinement keeps strips, not whole passages.
-    assert sum(len(s) for s in strips) < sum(len(p["text"]) for p in state["contexts"])
+    assert sum(len(s) for s in strips) < sum(len(p["text"]) for p in state["passages"])
 
 
 def test_incorrect_retrieval_rewrites_the_query_and_retrieves_again(kb_dir: Path) -> None:

@@ -65,23 +65,25 @@ def test_sample_ingest_indexes_every_document(kb_dir, sample_retriever):
 
 @pytest.mark.parametrize(("question", "file", "evidence"), KNOWN, ids=[q for q, _, _ in KNOWN])
 def test_known_question_retrieves_its_passage_in_top_3(sample_retriever, question, file, evidence):
-    contexts = sample_retriever.search(question).contexts[:3]
-    assert any(Path(c.source).name == file and evidence in c.text for c in contexts), [c.text for c in contexts]
+    passages = sample_retriever.search(question).passages[:3]
+    assert any(Path(p["source"]).name == file and evidence in p["text"] for p in passages), [
+        p["text"] for p in passages
+    ]
 
 
-def test_contexts_carry_source_section_and_ranks(sample_retriever):
-    top = sample_retriever.search("退款多久能退回？").contexts[0]
-    assert top.source.endswith("退货与退款政策.md")
-    assert top.section and top.section[0]
-    assert top.first <= top.last
-    assert top.dense_rank is not None or top.bm25_rank is not None
+def test_passages_carry_source_section_and_ranks(sample_retriever):
+    top = sample_retriever.search("退款多久能退回？").passages[0]
+    assert top["source"].endswith("退货与退款政策.md")
+    assert top["section"] and top["section"][0]
+    assert top["first"] <= top["last"]
+    assert top["dense_rank"] is not None or top["bm25_rank"] is not None
 
 
 def test_a_second_process_searches_while_this_one_holds_the_index(kb_dir, sample_retriever):
-    assert sample_retriever.search("退款").contexts
+    assert sample_retriever.search("退款").passages
     run = run_cli("search", "退款多久能退回", "--json", "--data-dir", str(kb_dir), cwd=kb_dir.parent, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert "退款" in json.loads(run.stdout)["contexts"][0]["text"]
+    assert "退款" in json.loads(run.stdout)["passages"][0]["text"]
 
 
 def test_search_without_an_index_says_how_to_ingest(tmp_path):
@@ -154,7 +156,7 @@ def test_failed_ingest_leaves_the_previous_index_whole(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert snapshot_texts(settings.data_dir) == before
     with Retriever(settings, Context().search_config()) as retriever:
-        assert "40 degrees" in retriever.search("alpha reactor temperature").contexts[0].text
+        assert "40 degrees" in retriever.search("alpha reactor temperature").passages[0]["text"]
     resumed = ingest([tmp_path / "kb"], settings)
     assert resumed.added == 1
     assert point_count(settings.data_dir) == resumed.sentences
@@ -225,14 +227,14 @@ def test_search_cli_json_and_errors(tmp_path):
     assert empty.returncode == 1 and "empty" in empty.stderr
 
 
-def test_search_cli_prints_json_contexts(tmp_path):
+def test_search_cli_prints_json_passages(tmp_path):
     write_kb(tmp_path / "kb", SMALL)
     data = str(tmp_path / "data")
     assert run_cli("ingest", "kb", "--data-dir", data, cwd=tmp_path).returncode == 0
     result = run_cli("search", "where is the beta warehouse", "--json", "--data-dir", data, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    top = payload["contexts"][0]
+    top = payload["passages"][0]
     assert "杭州" in top["text"]
     assert {"source", "section", "first", "last", "score", "dense_rank", "bm25_rank"} <= set(top)
 
@@ -307,8 +309,8 @@ def test_the_server_code_path_through_qdrant_client_local_mode(tmp_path, monkeyp
     summary = ingest([tmp_path / "kb"], settings)
     assert summary.documents == 2
     with Retriever(settings, Context().search_config()) as retriever:
-        top = retriever.search("where is the beta warehouse").contexts[0]
-        assert "杭州" in top.text and top.dense_rank is not None and top.bm25_rank is not None
+        top = retriever.search("where is the beta warehouse").passages[0]
+        assert "杭州" in top["text"] and top["dense_rank"] is not None and top["bm25_rank"] is not None
         assert retriever.index.store.count() == retriever.index.sentence_count()
 
 

@@ -98,7 +98,7 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
     with open_reader(settings) as reader:
         assert [d.doc_id for d in reader.documents()] == before
     with Retriever(settings, Context().search_config()) as retriever:
-        assert "old pump" in retriever.search("old pump").contexts[0].text
+        assert "old pump" in retriever.search("old pump").passages[0]["text"]
 
     resumed = ingest([kb], settings)
     assert resumed.added == 1

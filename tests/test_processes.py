@@ -28,7 +28,7 @@ def offline_env() -> dict[str, str]:
 
 def test_ten_concurrent_asks_all_answer_or_abstain(kb_dir: Path, retriever) -> None:
     # This process holds the index open too (the session's retriever), as a chat would.
-    assert retriever.search("logs").contexts
+    assert retriever.search("logs").passages
     runs = [
         subprocess.Popen(
             [

@@ -60,9 +60,10 @@ def test_remote_embedding_model_indexes_and_searches(tmp_path, embedding_server)
     assert sum(EmbeddingHandler.calls) >= 4  # a dimension probe, then the sentences
     with Retriever(settings, Context().search_config()) as retriever:
         assert retriever.index.embedder_name == "fake-embed-1"
-        top = retriever.search("blue chair", retriever.config.with_(mode="dense")).contexts[0]
-        best = top.hits[0]
-        found = retriever.index.sentences([(best.doc_id, best.position)])
-        assert found[(best.doc_id, best.position)].text == "The blue chair is soft."
-        assert best.dense_rank == 1
-        assert 0.0 < best.dense_score <= 1.0  # unit vectors: scores are cosines
+        top = retriever.search("blue chair", retriever.config.with_(mode="dense")).passages[0]
+        best = top["hits"][0]
+        key = (best["doc_id"], best["position"])
+        assert retriever.index.sentences([key])[key].text == "The blue chair is soft."
+        assert best["dense_rank"] == 1
+        assert best["dense_score"] is not None
+        assert 0.0 < best["dense_score"] <= 1.0  # unit vectors: scores are cosines

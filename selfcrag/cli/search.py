@@ -1,4 +1,4 @@
-"""``selfcrag search``: retrieve contexts without answering."""
+"""``selfcrag search``: retrieve passages without answering."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from selfcrag.cli.terminal import one_line, visible
 @app.command()
 def search(
     question: Annotated[str, typer.Argument(help="What to look for.")],
-    k: Annotated[int, typer.Option("-k", "--top-k", help="Contexts to return.")] = 5,
+    k: Annotated[int, typer.Option("-k", "--top-k", help="Passages to return.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for programs.")] = False,
     mode: Annotated[str, typer.Option(help="hybrid, dense or bm25.")] = "hybrid",
     fusion: Annotated[str, typer.Option(help="rrf or weighted.")] = "rrf",
     window: Annotated[int | None, typer.Option(help="Sentences each side of a hit.")] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Retrieve the best contexts for a question (no answer generation)."""
+    """Retrieve the best passages for a question (no answer generation)."""
     from selfcrag.search.retriever import Retriever
 
     if not question.strip():
@@ -40,23 +40,27 @@ def search(
                 {
                     "query": result.query,
                     "timings_ms": result.timings_ms,
-                    "contexts": [c.to_dict() for c in result.contexts],
+                    "passages": result.passages,
                 },
                 ensure_ascii=False,
             )
         )
         return
-    if not result.contexts:
+    if not result.passages:
         out.print("no matching passages", markup=False)
-    for rank, context in enumerate(result.contexts, 1):
-        where = " > ".join(context.section) or context.title
-        ranks = f"dense #{context.dense_rank or '-'}, bm25 #{context.bm25_rank or '-'}, fused {context.score:.4f}"
-        span = f"sentences {context.first + 1}-{context.last + 1}"
+    for rank, passage in enumerate(result.passages, 1):
+        where = " > ".join(passage["section"]) or passage["title"]
+        ranks = (
+            f"dense #{passage['dense_rank'] or '-'}, bm25 #{passage['bm25_rank'] or '-'}, fused {passage['score']:.4f}"
+        )
+        span = f"sentences {passage['first'] + 1}-{passage['last'] + 1}"
         # File names, headings and text come from the user's documents: printed as text, never as markup or
         # escape sequences.
         out.print(
-            Text.assemble((f"[{rank}]", "bold"), f" {one_line(context.source)} | {one_line(where)} | {span} | {ranks}"),
+            Text.assemble(
+                (f"[{rank}]", "bold"), f" {one_line(passage['source'])} | {one_line(where)} | {span} | {ranks}"
+            ),
             soft_wrap=not out.is_terminal,
         )
-        out.print(Text(visible(context.text.strip())), soft_wrap=not out.is_terminal)
+        out.print(Text(visible(passage["text"].strip())), soft_wrap=not out.is_terminal)
         out.print()

@@ -21,7 +21,7 @@ import numpy as np
 from selfcrag.index.embed import Embedder, model_slug
 from selfcrag.index.points import join_sentences
 from selfcrag.index.reader import IndexReader
-from selfcrag.search.contexts import RetrievedContext
+from selfcrag.spans import Passage, passage_id
 
 CHUNK_OVERLAP = 0.10
 _CHUNK_CONFIG = re.compile(r"^chunk(\d+)$")
@@ -137,7 +137,7 @@ class ChunkIndex:
         np.savez(cache, key=np.array(key), vectors=vectors)
         return cls(chunks, vectors, embedder)
 
-    def search(self, query: str, top_k: int = 5) -> list[RetrievedContext]:
+    def search(self, query: str, top_k: int = 5) -> list[Passage]:
         """Return the ``top_k`` chunks closest to a query, best first.
 
         Args:
@@ -145,7 +145,7 @@ class ChunkIndex:
             top_k: Chunks returned.
 
         Returns:
-            The chunks as retrieved contexts (no sentence hits: chunks know no sentences).
+            The chunks as retrieved passages (no sentence hits: chunks know no sentences).
         """
         if not self.chunks:
             return []
@@ -153,22 +153,28 @@ class ChunkIndex:
         count = min(top_k, len(self.chunks))
         best = np.argpartition(-scores, count - 1)[:count]
         best = best[np.argsort(-scores[best], kind="stable")]
-        return [self._context(int(i), float(scores[i])) for i in best]
+        return [self._passage(int(i), float(scores[i]), query) for i in best]
 
-    def _context(self, index: int, score: float) -> RetrievedContext:
+    def _passage(self, index: int, score: float, query: str) -> Passage:
         chunk = self.chunks[index]
-        return RetrievedContext(
+        return Passage(
+            id=passage_id(chunk.text),
             doc_id=chunk.doc_id,
             source=chunk.source,
             title=chunk.title,
-            section=(),
+            section=[],
             first=chunk.number,
             last=chunk.number,
             start=chunk.start,
             end=chunk.end,
             text=chunk.text,
             score=score,
-            hits=(),
+            dense_score=None,
+            bm25_score=None,
+            dense_rank=None,
+            bm25_rank=None,
+            hits=[],
+            query=query,
         )
 
 

@@ -1,6 +1,6 @@
 """Retrieval and answer metrics, as defined in shared/eval/README.md and issue 5.
 
-Pure functions over questions, contexts and per-question outcomes: running
+Pure functions over questions, passages and per-question outcomes: running
 the retriever or the workflow is the business of :mod:`evaluation.retrieval_eval`
 and :mod:`evaluation.answer_eval`.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from selfcrag.eval.sets import Question
-from selfcrag.search.contexts import RetrievedContext
+from selfcrag.spans import Passage
 
 _SPACE = re.compile(r"\s+")
 _CITATION_MARKERS = re.compile(r"(\s*)((?:\[\d+\])+)(\s*)")
@@ -37,20 +37,20 @@ def without_markers(answer: str) -> str:
     return _CITATION_MARKERS.sub(lambda m: " " if m.group(1) or m.group(3) else "", answer)
 
 
-def supports(context: RetrievedContext, question: Question) -> bool:
-    """Tell whether a context supports a question.
+def supports(passage: Passage, question: Question) -> bool:
+    """Tell whether a passage supports a question.
 
-    A context supports it when it comes from an evidence document (the file's
+    A passage supports it when it comes from an evidence document (the file's
     stem is the ``doc_id``) and contains one of that evidence's strings.
 
     Args:
-        context: A retrieved context.
+        passage: A retrieved passage.
         question: The question with its gold evidence.
 
     Returns:
-        True when some evidence is inside the context.
+        True when some evidence is inside the passage.
     """
-    return supports_text(context.source, context.text, question)
+    return supports_text(passage["source"], passage["text"], question)
 
 
 def supports_text(source: str, text: str, question: Question, *, collapse_space: bool = False) -> bool:
@@ -75,10 +75,10 @@ def supports_text(source: str, text: str, question: Question, *, collapse_space:
     )
 
 
-def found_rank(contexts: Sequence[RetrievedContext], question: Question, depth: int = 5) -> int | None:
-    """Rank (from 1) of the first supporting context within ``depth``, or None."""
-    for rank, context in enumerate(contexts[:depth], 1):
-        if supports(context, question):
+def found_rank(passages: Sequence[Passage], question: Question, depth: int = 5) -> int | None:
+    """Rank (from 1) of the first supporting passage within ``depth``, or None."""
+    for rank, passage in enumerate(passages[:depth], 1):
+        if supports(passage, question):
             return rank
     return None
 
@@ -101,7 +101,7 @@ def aggregate(ranks: Sequence[int | None], chars: Sequence[int], latencies_ms: S
 
     Args:
         ranks: Rank found per question (None when not within 5).
-        chars: Total characters of the top 5 contexts per question.
+        chars: Total characters of the top 5 passages per question.
         latencies_ms: Search time per question.
 
     Returns:

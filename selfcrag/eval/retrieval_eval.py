@@ -22,8 +22,8 @@ from selfcrag.eval.metrics import aggregate, found_rank
 from selfcrag.eval.sets import EvalSet, sample_questions
 from selfcrag.graph.context import Context, context_from_options
 from selfcrag.index.ingest import IngestSummary, ingest
-from selfcrag.search.contexts import RetrievedContext
 from selfcrag.search.retriever import RetrievalConfig, Retriever
+from selfcrag.spans import Passage
 
 ProgressCallback = Callable[[str, int, int], None]
 
@@ -147,7 +147,7 @@ def ingest_report(summary: IngestSummary) -> dict[str, object]:
 class _Searcher:
     """One configuration's search: the sentence retriever, or the chunk baseline."""
 
-    search: Callable[[str], list[RetrievedContext]]
+    search: Callable[[str], list[Passage]]
     settings: dict[str, object]
 
 
@@ -162,7 +162,7 @@ def _searcher(spec: str, retriever: Retriever, progress: ProgressCallback | None
             {"mode": "dense", "chunk_chars": size, "chunk_overlap": CHUNK_OVERLAP, "chunks": len(chunks.chunks)},
         )
     config = parse_config(spec)
-    return _Searcher(lambda q: retriever.search(q, config).contexts, dict(asdict(config)))
+    return _Searcher(lambda q: retriever.search(q, config).passages, dict(asdict(config)))
 
 
 def run_retrieval_eval(
@@ -197,10 +197,10 @@ def run_retrieval_eval(
         latencies: list[float] = []
         for number, question in enumerate(questions, 1):
             began = time.perf_counter()
-            contexts = searcher.search(question.question)
+            passages = searcher.search(question.question)
             latencies.append((time.perf_counter() - began) * 1000)
-            ranks.append(found_rank(contexts, question))
-            chars.append(sum(len(c.text) for c in contexts[:5]))
+            ranks.append(found_rank(passages, question))
+            chars.append(sum(len(p["text"]) for p in passages[:5]))
             if progress:
                 progress(f"{evalset.name}: searching ({spec})", number, len(questions))
         scores = aggregate(ranks, chars, latencies)

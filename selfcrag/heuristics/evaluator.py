@@ -39,7 +39,8 @@ from selfcrag.heuristics.signals import (
     profile_question,
     term_statistics,
 )
-from selfcrag.heuristics.strips import KnowledgeStrip, companions, passage_strips, strip_vectors
+from selfcrag.heuristics.strips import companions, passage_strips, strip_vectors
+from selfcrag.index.points import StoredSentence
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.tokenize import detect_language, tokenize
 from selfcrag.search.retriever import Retriever
@@ -184,7 +185,7 @@ class OfflineEvaluator:
                 self._background[language] = self.retriever.embedder.embed_passages(list(sentences))
             return self._background[language]
 
-    def score_strips(self, profile: QuestionProfile, strips: Sequence[KnowledgeStrip]) -> list[float]:
+    def score_strips(self, profile: QuestionProfile, strips: Sequence[StoredSentence]) -> list[float]:
         """Score strips against a question.
 
         Args:

@@ -1,6 +1,9 @@
 """Knowledge strips: the sentences of a passage, the unit that is scored, kept and quoted.
 
-A strip is one sentence of the index, fetched by its computed point id. Some sentences do not
+A strip is one sentence of the index as the index stores it (a
+:class:`~selfcrag.index.points.StoredSentence`), fetched by its computed point
+id. Once scored and kept it is written into the state as a
+:class:`~selfcrag.spans.Strip`. Some sentences do not
 stand alone, and are kept together with the sentences they lean on: a list
 item with its lead-in ("The following are not returnable:"), a lead-in with
 its items (the steps after "as follows:"), and a clause cut at a semicolon
@@ -11,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,36 +40,7 @@ def _marker(text: str) -> str:
     return next((name for name, pattern in _MARKERS if pattern.match(stripped)), "none")
 
 
-@dataclass(frozen=True)
-class KnowledgeStrip:
-    """One sentence of a document, located in the index.
-
-    Attributes:
-        doc_id: Its document.
-        position: Its position in the document, from 0.
-        kind: ``text``, ``heading``, ``list``, ``clause``, ``code`` or ``table``.
-        section: Its heading path.
-        start: Character offset in the document text.
-        end: End offset (exclusive).
-        text: The sentence, verbatim.
-    """
-
-    doc_id: str
-    position: int
-    kind: str
-    section: tuple[str, ...]
-    start: int
-    end: int
-    text: str
-
-
-def _strip(sentence: StoredSentence) -> KnowledgeStrip:
-    return KnowledgeStrip(
-        sentence.doc_id, sentence.position, sentence.kind, sentence.section, sentence.start, sentence.end, sentence.text
-    )
-
-
-def strip_at(index: SentenceSource, doc_id: str, position: int) -> KnowledgeStrip | None:
+def strip_at(index: SentenceSource, doc_id: str, position: int) -> StoredSentence | None:
     """Return the strip at a position of a document, or None when there is none.
 
     Args:
@@ -80,11 +53,10 @@ def strip_at(index: SentenceSource, doc_id: str, position: int) -> KnowledgeStri
     """
     if position < 0:
         return None
-    sentence = index.sentences([(doc_id, position)]).get((doc_id, position))
-    return _strip(sentence) if sentence is not None else None
+    return index.sentences([(doc_id, position)]).get((doc_id, position))
 
 
-def passage_strips(index: SentenceSource, doc_id: str, first: int, last: int) -> list[KnowledgeStrip]:
+def passage_strips(index: SentenceSource, doc_id: str, first: int, last: int) -> list[StoredSentence]:
     """Decompose a passage into its strips (one request for all its sentences).
 
     Args:
@@ -97,10 +69,10 @@ def passage_strips(index: SentenceSource, doc_id: str, first: int, last: int) ->
         The strips in document order.
     """
     found = index.sentences((doc_id, p) for p in range(max(first, 0), last + 1))
-    return [_strip(found[key]) for key in sorted(found, key=lambda k: k[1])]
+    return [found[key] for key in sorted(found, key=lambda k: k[1])]
 
 
-def companions(index: SentenceSource, strip: KnowledgeStrip) -> list[KnowledgeStrip]:
+def companions(index: SentenceSource, strip: StoredSentence) -> list[StoredSentence]:
     """Return the sentences a strip needs to be understood: its lead-in, its continuation.
 
     Args:
@@ -110,7 +82,7 @@ def companions(index: SentenceSource, strip: KnowledgeStrip) -> list[KnowledgeSt
     Returns:
         Strips of the same section, in document order.
     """
-    found: list[KnowledgeStrip] = []
+    found: list[StoredSentence] = []
     if strip.text.rstrip().endswith(_LEAD_IN_ENDS):
         style = None
         for position in range(strip.position + 1, strip.position + 1 + MAX_ITEMS):
@@ -137,34 +109,26 @@ def companions(index: SentenceSource, strip: KnowledgeStrip) -> list[KnowledgeSt
     return found
 
 
-def recompose(index: SentenceSource, strips: Sequence[KnowledgeStrip]) -> str:
+def recompose(strips: Sequence[StoredSentence]) -> str:
     """Join strips of one document in document order: runs as written, gaps marked with an ellipsis.
 
     Args:
-        index: The open index (for the text between consecutive sentences).
-        strips: Strips of one document.
+        strips: Strips of one document (each knows the text between it and the next sentence).
 
     Returns:
         The text.
     """
     ordered = sorted({s.position: s for s in strips}.values(), key=lambda s: s.position)
-    if not ordered:
-        return ""
-    doc_id = ordered[0].doc_id
-    stored = index.sentences((doc_id, s.position) for s in ordered)
     runs: list[list[StoredSentence]] = []
     for strip in ordered:
-        sentence = stored.get((doc_id, strip.position))
-        if sentence is None:
-            continue
         if runs and runs[-1][-1].position == strip.position - 1:
-            runs[-1].append(sentence)
+            runs[-1].append(strip)
         else:
-            runs.append([sentence])
+            runs.append([strip])
     return " … ".join(join_sentences(run).strip() for run in runs)
 
 
-def strip_vectors(retriever: Retriever, strips: Sequence[KnowledgeStrip]) -> np.ndarray:
+def strip_vectors(retriever: Retriever, strips: Sequence[StoredSentence]) -> np.ndarray:
     """Fetch the stored vectors of strips (see :meth:`retrieval.Retriever.sentence_vectors`).
 
     Args:

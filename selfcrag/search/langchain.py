@@ -1,7 +1,7 @@
 """selfcrag's retrieval as a LangChain ``BaseRetriever``, for other chains.
 
 ``SelfcragRetriever(retriever=Retriever(settings, config))`` returns the same
-merged sentence-window contexts as ``selfcrag search``, one ``Document`` each,
+merged sentence-window passages as ``selfcrag search``, one ``Document`` each,
 with source, section, sentence range, fused score and each retriever's rank
 as metadata. It works on either engine (Qdrant Edge or a Qdrant server).
 """
@@ -34,8 +34,8 @@ class SelfcragRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         search: Retriever = self.retriever
         documents = []
-        for context in search.search(query, self.config).contexts:
-            metadata = {k: v for k, v in context.to_dict().items() if k not in ("text", "hits")}
-            metadata["hit_positions"] = sorted(h.position for h in context.hits)
-            documents.append(Document(page_content=context.text, metadata=metadata))
+        for passage in search.search(query, self.config).passages:
+            metadata: dict[str, Any] = {k: v for k, v in passage.items() if k not in ("text", "hits")}
+            metadata["hit_positions"] = sorted(h["position"] for h in passage["hits"])
+            documents.append(Document(page_content=passage["text"], metadata=metadata))
         return documents

@@ -1,4 +1,4 @@
-"""The retrieval entry point: a question in, ranked contexts out."""
+"""The retrieval entry point: a question in, ranked passages out."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from selfcrag.index.reader import IndexReader
 from selfcrag.index.sparse import query_vector
 from selfcrag.index.store import SearchLists
 from selfcrag.index.tokenize import tokenize
-from selfcrag.search.contexts import RetrievedContext, SentenceHit
 from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
 from selfcrag.settings import Settings
+from selfcrag.spans import Passage, SentenceHit
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,7 +31,7 @@ class RetrievalConfig:
     the evaluation's ablations.
 
     Attributes:
-        top_k: Contexts returned.
+        top_k: Passages returned.
         mode: ``hybrid`` (dense and BM25 fused), ``dense`` or ``bm25``.
         fusion: ``rrf`` (Reciprocal Rank Fusion) or ``weighted`` (min-max
             normalised scores mixed by weight).
@@ -40,7 +40,7 @@ class RetrievalConfig:
         dense_weight: Weight of the dense ranking (RRF) or its share (weighted).
         bm25_weight: Weight of the BM25 ranking (RRF) or its share (weighted).
         window: Sentences added on each side of a hit.
-        max_context_chars: Cap on a merged context.
+        max_context_chars: Cap on a merged passage.
         section_ratio: Coverage of a short section above which the whole
             section is returned.
     """
@@ -63,16 +63,16 @@ class RetrievalConfig:
 
 @dataclass
 class SearchResult:
-    """Contexts and the time each stage took.
+    """Passages and the time each stage took.
 
     Attributes:
         query: The query searched.
-        contexts: Best first.
+        passages: Best first.
         timings_ms: Milliseconds per stage (embed, dense, bm25, fuse, expand).
     """
 
     query: str
-    contexts: list[RetrievedContext]
+    passages: list[Passage]
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -103,7 +103,7 @@ class Retriever:
             raise
 
     def search(self, query: str, config: RetrievalConfig | None = None) -> SearchResult:
-        """Retrieve the best contexts for a query.
+        """Retrieve the best passages for a query.
 
         Hybrid search is one request to the engine: the dense and BM25 lists
         and their Reciprocal Rank Fusion, computed by Qdrant.
@@ -113,7 +113,7 @@ class Retriever:
             config: Overrides the retriever's default configuration.
 
         Returns:
-            The contexts, best first, with per-stage timings.
+            The passages, best first, with per-stage timings.
         """
         config = config or self.config
         if self.index.refresh() and self.index.embedder_name != self.embedder.name:
@@ -145,16 +145,17 @@ class Retriever:
         )
         lap("search")
         hits = self._resolve(fuse(lists, config), 2 * config.top_k)
-        contexts = expand_windows(
+        passages = expand_windows(
             self.index,
             hits,
             window=config.window,
             max_chars=config.max_context_chars,
             top_k=config.top_k,
             section_ratio=config.section_ratio,
+            query=query,
         )
         lap("expand")
-        return SearchResult(query, contexts, timings)
+        return SearchResult(query, passages, timings)
 
     def _resolve(self, ranked: list[ScoredHit], batch: int) -> Iterator[SentenceHit]:
         """Turn ranked point ids into hits, fetching their sentences a few at a time as windows consume them."""
@@ -165,13 +166,13 @@ class Retriever:
                 sentence = found.get(h.point_id)
                 if sentence is not None:
                     yield SentenceHit(
-                        sentence.doc_id,
-                        sentence.position,
-                        h.score,
-                        h.dense_rank,
-                        h.bm25_rank,
-                        h.dense_score,
-                        h.bm25_score,
+                        doc_id=sentence.doc_id,
+                        position=sentence.position,
+                        score=h.score,
+                        dense_rank=h.dense_rank,
+                        bm25_rank=h.bm25_rank,
+                        dense_score=h.dense_score,
+                        bm25_score=h.bm25_score,
                     )
 
     def sentence_vectors(self, keys: Sequence[tuple[str, int]]) -> np.ndarray:

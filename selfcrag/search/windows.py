@@ -3,19 +3,22 @@
 A window is ``window`` sentences each side of a hit, clipped to the hit's
 section (windows never cross a document or section boundary) and shrunk from
 its far ends until it fits ``max_chars``. Windows of one section that overlap
-or touch merge into one context while the union fits the cap. When the
+or touch merge into one passage while the union fits the cap. When the
 windows cover most of a section that itself fits the cap, the whole section is
 returned (auto-merging).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from selfcrag.index.points import StoredSentence, join_sentences
 from selfcrag.index.reader import SentenceSource
-from selfcrag.search.contexts import RetrievedContext, SentenceHit
+from selfcrag.spans import Passage, SentenceHit, passage_id
+
+T = TypeVar("T", int, float)
 
 
 @dataclass
@@ -79,39 +82,42 @@ def expand_windows(
     max_chars: int,
     top_k: int,
     section_ratio: float = 0.6,
-) -> list[RetrievedContext]:
-    """Turn ranked sentence hits into at most ``top_k`` merged contexts.
+    query: str = "",
+) -> list[Passage]:
+    """Turn ranked sentence hits into at most ``top_k`` merged passages.
 
     Sentences are fetched from the index by position (computed point ids):
     only the windows' neighbourhoods are read, never a whole document.
 
     Args:
         index: Where the sentences are (the open index, or an in-memory one).
-        hits: Hit sentences, best first (consumed lazily, until ``top_k`` contexts exist).
+        hits: Hit sentences, best first (consumed lazily, until ``top_k`` passages exist).
         window: Sentences added on each side of a hit.
-        max_chars: Cap on a context's length.
-        top_k: Number of contexts wanted; hits are consumed until this many exist.
+        max_chars: Cap on a passage's length.
+        top_k: Number of passages wanted; hits are consumed until this many exist.
         section_ratio: Share of a section's sentences the windows must cover
             for the whole section to be returned instead (when it fits the cap).
+        query: The search that found the hits, recorded in each passage.
 
     Returns:
-        Contexts, best first; each keeps the best score of its hits.
+        Passages, best first; each keeps the best score and ranks of its hits.
     """
     documents: dict[str, _Document] = {}
     spans: list[_Span] = []
     for hit in hits:
-        doc = documents.get(hit.doc_id) or documents.setdefault(hit.doc_id, _Document(index, hit.doc_id))
-        sentence = doc.at(hit.position)
-        lo, hi = doc.window(hit.position, window, max_chars)
-        span, lo, hi = _merge_into(spans, doc, hit.doc_id, sentence.section_index, lo, hi, hit, hit.position, max_chars)
+        doc_id, position = hit["doc_id"], hit["position"]
+        doc = documents.get(doc_id) or documents.setdefault(doc_id, _Document(index, doc_id))
+        sentence = doc.at(position)
+        lo, hi = doc.window(position, window, max_chars)
+        span, lo, hi = _merge_into(spans, doc, doc_id, sentence.section_index, lo, hi, hit, position, max_chars)
         if span is None:
-            spans.append(_Span(hit.doc_id, sentence.section_index, lo, hi, [hit]))
+            spans.append(_Span(doc_id, sentence.section_index, lo, hi, [hit]))
         if len(spans) >= top_k:
             break
     for span in spans:
         _grow_to_section(span, documents[span.doc_id], max_chars, section_ratio)
     spans = _join_neighbours(spans, documents, max_chars)
-    return [_context(index, documents[s.doc_id], s) for s in spans]
+    return [_passage(index, documents[s.doc_id], s, query) for s in spans]
 
 
 def _merge_into(
@@ -188,21 +194,35 @@ def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_ch
     return kept
 
 
-def _context(index: SentenceSource, doc: _Document, span: _Span) -> RetrievedContext:
+def _best(values: Iterable[T | None], pick: Callable[[list[T]], T]) -> T | None:
+    """The best of the values given (``min`` for ranks, ``max`` for scores), or None when all are None."""
+    present = [v for v in values if v is not None]
+    return pick(present) if present else None
+
+
+def _passage(index: SentenceSource, doc: _Document, span: _Span, query: str) -> Passage:
     doc.load(span.lo, span.hi)
     sentences = [doc.sentences[p] for p in range(span.lo, span.hi + 1)]
     entry = index.document(span.doc_id)
     first = sentences[0]
-    return RetrievedContext(
+    text = join_sentences(sentences)
+    hits = span.hits
+    return Passage(
+        id=passage_id(text),
         doc_id=span.doc_id,
         source=first.source,
         title=entry.title if entry is not None else "",
-        section=first.section,
+        section=list(first.section),
         first=span.lo,
         last=span.hi,
         start=first.start,
         end=sentences[-1].end,
-        text=join_sentences(sentences),
-        score=max(h.score for h in span.hits),
-        hits=tuple(span.hits),
+        text=text,
+        score=max(h["score"] for h in hits),
+        dense_score=_best((h["dense_score"] for h in hits), max),
+        bm25_score=_best((h["bm25_score"] for h in hits), max),
+        dense_rank=_best((h["dense_rank"] for h in hits), min),
+        bm25_rank=_best((h["bm25_rank"] for h in hits), min),
+        hits=list(hits),
+        query=query,
     )
