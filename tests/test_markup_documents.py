@@ -121,7 +121,7 @@ def markup_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def search(root: Path, query: str) -> list[dict]:
     run = selfcrag("search", query, "--json", "--data-dir", "index", cwd=root)
     assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)["contexts"]
+    return json.loads(run.stdout)["passages"]
 
 
 def ask(root: Path, question: str) -> dict:
