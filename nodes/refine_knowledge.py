@@ -50,8 +50,10 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     scored: list[tuple[float, int, StoredSentence]] = []
     leans: dict[tuple[str, int], list[StoredSentence]] = {}
+    strips_of: list[list[StoredSentence]] = []
     for rank, passage in enumerate(passages):
         strips = passage_strips(index, passage["doc_id"], passage["first"], passage["last"])
+        strips_of.append(strips)
         for strip in strips:
             leans[(strip.doc_id, strip.position)] = companions(index, strip)
         extra = {(c.doc_id, c.position): c for s in strips for c in leans[(s.doc_id, s.position)]}
@@ -66,9 +68,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not primary and not whole and ranked and state.action == "correct":
         primary = ranked[:1]
     chosen: dict[tuple[str, int], tuple[int, StoredSentence]] = {
-        (s.doc_id, s.position): (rank, s)
-        for rank in sorted(whole, reverse=True)
-        for s in passage_strips(index, passages[rank]["doc_id"], passages[rank]["first"], passages[rank]["last"])
+        (s.doc_id, s.position): (rank, s) for rank in sorted(whole, reverse=True) for s in strips_of[rank]
     }
     listing = asks_for_list(state.question)
     for _, rank, strip in primary:

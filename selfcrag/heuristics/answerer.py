@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from selfcrag.cite.markers import CitedSentence, join_cited
 from selfcrag.heuristics.signals import QUESTION_TERMS, QuestionProfile, answer_type_match
+from selfcrag.heuristics.strips import is_lead_in
 from selfcrag.index.tokenize import tokenize
 from selfcrag.spans import KnowledgeItem, Strip
 from selfcrag.split.sentences import join_wrapped_lines
@@ -76,14 +77,13 @@ def answer_weight(strip: Strip, profile: QuestionProfile) -> float:
     text = strip["text"].strip()
     if strip["kind"] == "heading" or _LEADERS.search(text):
         return 0.0
-    if strip["kind"] != "table" and text.endswith((":", "：")) and not strip["leans_on"]:
+    if strip["kind"] != "table" and is_lead_in(text) and not strip["leans_on"]:
         return 0.0  # a lead-in answers only with the items it brings ("steps as follows: ① ... ②")
     # A section number ("4.2.1", "5.") adds nothing; a number elsewhere may be the answer.
     terms = {t for t in tokenize(_SECTION_NUMBER.sub("", text)) if t not in QUESTION_TERMS}
     if not terms:
         return 0.0
-    asked = {t for word in profile.words for t in word}
-    if not terms - asked:
+    if not terms - profile.terms:
         return RESTATEMENT_FACTOR
     return 1.0
 
@@ -98,10 +98,9 @@ def row_key_named(table: str, profile: QuestionProfile) -> bool:
     Returns:
         True when some row's first cell is one of the question's terms.
     """
-    asked = {t for word in profile.words for t in word}
     for line in table.splitlines()[1:]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if cells and cells[0] and tokenize(cells[0]) and set(tokenize(cells[0])) <= asked:
+        if cells and cells[0] and tokenize(cells[0]) and set(tokenize(cells[0])) <= profile.terms:
             return True
     return False
 
@@ -132,7 +131,7 @@ def extractive_answer(
             score = strip["score"] * weight
             if strip["kind"] == "table" and row_key_named(strip["text"], profile):
                 score = min(score + ROW_KEY_BONUS, 1.0)
-            if listing and (strip["kind"] == "list" or strip["text"].rstrip().endswith((":", "："))):
+            if listing and (strip["kind"] == "list" or is_lead_in(strip["text"])):
                 score = min(score + LIST_BONUS, 1.0)
             candidates.append((score, -order, item, strip))
     if not candidates:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import jieba
 import numpy as np
@@ -251,6 +252,11 @@ class QuestionProfile:
     ceiling: float
     floor: float
     answer_type: str | None
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """Every index term of the question's content words."""
+        return frozenset(t for word in self.words for t in word)
 
     def coverage(self, terms: set[str]) -> float:
         """Weighted share of the question's words present in a set of index terms.

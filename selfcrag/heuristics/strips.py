@@ -72,6 +72,11 @@ def passage_strips(index: SentenceSource, doc_id: str, first: int, last: int) ->
     return [found[key] for key in sorted(found, key=lambda k: k[1])]
 
 
+def is_lead_in(text: str) -> bool:
+    """Tell whether a sentence introduces what follows it ("as follows:", "如下：")."""
+    return text.rstrip().endswith(_LEAD_IN_ENDS)
+
+
 def companions(index: SentenceSource, strip: StoredSentence) -> list[StoredSentence]:
     """Return the sentences a strip needs to be understood: its lead-in, its continuation.
 
@@ -83,7 +88,7 @@ def companions(index: SentenceSource, strip: StoredSentence) -> list[StoredSente
         Strips of the same section, in document order.
     """
     found: list[StoredSentence] = []
-    if strip.text.rstrip().endswith(_LEAD_IN_ENDS):
+    if is_lead_in(strip.text):
         style = None
         for position in range(strip.position + 1, strip.position + 1 + MAX_ITEMS):
             item = strip_at(index, strip.doc_id, position)
@@ -98,7 +103,7 @@ def companions(index: SentenceSource, strip: StoredSentence) -> list[StoredSente
         position = strip.position - 1
         while (before := strip_at(index, strip.doc_id, position)) is not None and before.section == strip.section:
             if before.kind not in _ITEM_KINDS:
-                if before.text.rstrip().endswith(_LEAD_IN_ENDS):
+                if is_lead_in(before.text):
                     found.append(before)
                 break
             position -= 1
