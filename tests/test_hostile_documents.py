@@ -179,7 +179,7 @@ def system_prompts_of_modules_that_carry_documents() -> dict[str, dict[str, str]
     """Every system prompt of a ``prompts`` module whose user prompts carry passages, titles or the conversation."""
     found = {}
     for info in pkgutil.iter_modules(prompts.__path__):
-        module = importlib.import_module(f"prompts.{info.name}")
+        module = importlib.import_module(f"{prompts.__name__}.{info.name}")
         constants = {name: value for name, value in vars(module).items() if isinstance(value, dict) and "en" in value}
         if any(
             re.search(r"\{(passages|found|history)\}", text)
