@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from dataclasses import replace
@@ -18,6 +19,7 @@ from selfcrag.index import generations
 from selfcrag.index.embed import load_embedder
 from selfcrag.index.engine import open_reader
 from selfcrag.index.ingest import ingest
+from selfcrag.index.manifest import MANIFEST_FILE
 from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
 
@@ -116,6 +118,22 @@ def test_reingesting_unchanged_files_adds_nothing(tmp_path):
     assert second.embedded == 0 and second.unchanged == 2 and second.added == 0
     assert second.sentences == first.sentences
     assert point_count(settings.data_dir) == first.sentences
+
+
+def test_documents_split_by_an_older_version_are_indexed_again(tmp_path):
+    write_kb(tmp_path / "kb", SMALL)
+    settings = settings_for(tmp_path / "data")
+    first = ingest([tmp_path / "kb"], settings)
+    # A manifest written before the indexing version was recorded: its documents were split by older rules.
+    manifest = generations.current_path(generations.index_root(settings.data_dir)) / MANIFEST_FILE
+    with sqlite3.connect(manifest) as db:
+        db.execute("DROP TABLE indexed_with")
+    again = ingest([tmp_path / "kb"], settings)
+    assert again.updated == 2 and again.unchanged == 0 and again.embedded == first.sentences
+    assert any("indexed again" in note for note in again.notes)
+    assert point_count(settings.data_dir) == first.sentences
+    third = ingest([tmp_path / "kb"], settings)
+    assert third.unchanged == 2 and third.embedded == 0
 
 
 def test_changed_file_replaces_its_sentences(tmp_path):

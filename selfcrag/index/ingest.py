@@ -163,6 +163,7 @@ def _ingest_files(
 ) -> set[str]:
     """Index the files given; returns the ids of the documents they are."""
     seen: set[str] = set()
+    resplit = 0
     for number, path in enumerate(files, 1):
         loaded = read_document(path)
         if progress:
@@ -174,15 +175,18 @@ def _ingest_files(
             summary.encodings.append((loaded.path, loaded.encoding))
         doc_id = document_id(str(loaded.path))
         seen.add(doc_id)
-        old = writer.known(doc_id)
-        if old is not None and old.content_hash == content_hash(loaded.text):
+        if writer.is_current(doc_id, content_hash(loaded.text)):
             summary.unchanged += 1
             continue
+        old = writer.known(doc_id)
         writer.add(index_document(loaded, max_chars))
         if old is None:
             summary.added += 1
         else:
             summary.updated += 1
+            resplit += old.content_hash == content_hash(loaded.text)
+    if resplit:
+        summary.notes.append(f"{resplit} unchanged document(s) indexed again: this selfcrag splits text differently")
     return seen
 
 

@@ -1,7 +1,8 @@
 """What the index keeps beside Qdrant: the document manifest, in SQLite.
 
 One small database per generation (see :mod:`selfcrag.index.generations`)
-holds the documents (path, title, content hash, sentence count), the BM25
+holds the documents (path, title, content hash, sentence count, the
+:data:`INDEXING_VERSION` they were split with), the BM25
 collection statistics the sparse weights were written with, and each term's
 document frequency (for the offline heuristics; the engine keeps its own for
 ranking). It carries a format name and version: a file that is not one of
@@ -22,6 +23,11 @@ from selfcrag.index.sparse import term_id
 MANIFEST_FILE = "manifest.sqlite"
 FORMAT_NAME = "selfcrag-index"
 FORMAT_VERSION = 1
+# How documents are read, split and tokenised into points. Bump it whenever a
+# change to files/, split/ or tokenize.py alters the points of an unchanged
+# file: the next ingest then indexes such documents again (1: before the
+# version was kept; 2: table-of-contents dot leaders stay in one sentence).
+INDEXING_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,6 +40,7 @@ CREATE TABLE IF NOT EXISTS documents (
     terms INTEGER NOT NULL,
     seq INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS indexed_with (doc_id TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS term_df (term INTEGER PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
 """
 
@@ -164,10 +171,21 @@ class Manifest:
             "terms = excluded.terms",
             (entry.doc_id, entry.source, entry.title, entry.content_hash, entry.sentence_count, entry.terms),
         )
+        self.db.execute(
+            "INSERT INTO indexed_with(doc_id, version) VALUES(?, ?) "
+            "ON CONFLICT(doc_id) DO UPDATE SET version = excluded.version",
+            (entry.doc_id, INDEXING_VERSION),
+        )
+
+    def indexing_version(self, doc_id: str) -> int:
+        """The :data:`INDEXING_VERSION` a document was indexed with (1 when it predates the record)."""
+        row = self.db.execute("SELECT version FROM indexed_with WHERE doc_id = ?", (doc_id,)).fetchone()
+        return int(row[0]) if row else 1
 
     def remove_document(self, doc_id: str) -> None:
         """Forget a document."""
         self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
+        self.db.execute("DELETE FROM indexed_with WHERE doc_id = ?", (doc_id,))
 
     # ------------------------------------------------------------------ term statistics
 

@@ -21,7 +21,7 @@ import numpy as np
 from selfcrag.errors import UserError
 from selfcrag.index import generations
 from selfcrag.index.embed import Embedder
-from selfcrag.index.manifest import MANIFEST_FILE, DocumentEntry, Manifest
+from selfcrag.index.manifest import INDEXING_VERSION, MANIFEST_FILE, DocumentEntry, Manifest
 from selfcrag.index.points import SentencePoint, StoredSentence, document_point_ids
 from selfcrag.index.sparse import K1, B, SparseVector, document_vector, reweight
 from selfcrag.index.store import EdgeStore, IndexOptions, SentenceStore, ServerStore
@@ -286,6 +286,16 @@ class IndexWriter:
         """The indexed version of a document, if any."""
         assert self.manifest is not None
         return self.manifest.document(doc_id)
+
+    def is_current(self, doc_id: str, content_hash: str) -> bool:
+        """Whether a document is indexed from this content by this version's reading, splitting and tokenising."""
+        assert self.manifest is not None
+        old = self.manifest.document(doc_id)
+        return (
+            old is not None
+            and old.content_hash == content_hash
+            and self.manifest.indexing_version(doc_id) == INDEXING_VERSION
+        )
 
     def documents(self) -> list[DocumentEntry]:
         """All documents of the generation being written."""
