@@ -38,7 +38,9 @@ class IndexOptions:
         hnsw_m: Edges per HNSW node.
         hnsw_ef_construct: Candidates while building HNSW.
         max_segment_size: Largest segment in KB of vectors (Edge builds large indexes in
-            parts; 300 MB is about 300K 512-d float16 vectors).
+            parts; 150 MB is about 150K 512-d or 195K 384-d float16 vectors). A segment
+            build maps its whole segment (float32 working copy, quantized copy, payload,
+            sparse store), so this bounds the peak memory of an ingest.
         shard_number: Shards of the collection (server only).
         replication_factor: Copies of each shard (server only).
     """
@@ -47,7 +49,7 @@ class IndexOptions:
     vectors_on_disk: bool = True
     hnsw_m: int = 16
     hnsw_ef_construct: int = 100
-    max_segment_size: int = 300_000
+    max_segment_size: int = 150_000
     shard_number: int = 1
     replication_factor: int = 1
 
