@@ -360,7 +360,7 @@ def markdown_table(rows: list[ScaleRow]) -> str:
             f"| {r.sentences:,} | {r.documents:,} ({r.passes}) | {r.embedder} | {r.ingest_s:.0f} | "
             f"{r.ingest_rss_mb:.0f} | {r.disk_mb:.0f} | {r.ready_s:.2f} | {r.search_rss_mb:.0f} | "
             f"{cells.get('sparse', '-')} | {cells.get('dense', '-')} | {cells.get('hybrid', '-')} | "
-            f"{_pct(bm25, 50) if bm25 else float('nan'):.1f} | {ratio} |"
+            f"{f'{_pct(bm25, 50):.1f}' if bm25 else '-'} | {ratio} |"
         )
     return "\n".join(lines)
 
