@@ -27,8 +27,10 @@ def relative_links(page: Path) -> list[str]:
 
 
 def anchors(page: Path) -> set[str]:
-    """GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces as hyphens."""
-    return {re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-") for title in _HEADING.findall(prose(page))}
+    """GitHub's anchors for a page's headings: lower case, punctuation dropped (a code span's text kept), spaces
+    as hyphens."""
+    headings = _HEADING.findall(_FENCE.sub("", page.read_text(encoding="utf-8")))
+    return {re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-") for title in headings}
 
 
 def test_the_readme_links_to_each_docs_page() -> None:
