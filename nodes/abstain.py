@@ -13,7 +13,7 @@ from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
-from selfcrag.spans import Citation
+from selfcrag.spans import Citation, Passage
 
 CLOSEST_SHOWN = 3
 
@@ -29,7 +29,14 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         The abstention as the answer, ``abstained`` set, and the closest sources.
     """
     language = detect_language(state.question)
-    nearest = sorted(state.passages, key=lambda p: -state.grades.get(p["id"], 0.0))[:CLOSEST_SHOWN]
+    # Searches of the rewritten queries find overlapping windows: show each stretch of a document once.
+    nearest: list[Passage] = []
+    for passage in sorted(state.passages, key=lambda p: -state.grades.get(p["id"], 0.0)):
+        if len(nearest) < CLOSEST_SHOWN and not any(
+            p["doc_id"] == passage["doc_id"] and p["first"] <= passage["last"] and passage["first"] <= p["last"]
+            for p in nearest
+        ):
+            nearest.append(passage)
     closest = [
         Citation(
             n=i,

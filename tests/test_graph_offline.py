@@ -60,6 +60,10 @@ def test_question_the_knowledge_base_does_not_answer_is_declined(kb_dir: Path, q
     assert result.abstained
     assert not result.citations and result.closest_sources
     assert result.route[-1] == "abstain"
+    shown = [(c.source, c.first, c.last) for c in result.closest_sources]
+    assert not any(
+        a[0] == b[0] and a[1] <= b[2] and b[1] <= a[2] for i, a in enumerate(shown) for b in shown[i + 1 :]
+    ), f"overlapping closest sources: {shown}"
     declined = "知识库中没有" if re.search(r"[\u4e00-\u9fff]", question) else "does not contain"
     assert declined in result.answer
 
