@@ -3,7 +3,8 @@
 Each case is a failure a user met (issue 13): a list question answered with an
 install line, a table row's key answered with the table's lead-in, "how soon"
 answered with the escalation deadline, a table-of-contents line quoted as an
-answer. The real CLI runs on tests/data/answer-kb (four small files in the shape of those).
+answer, a count written in words ("two moons", "两颗") taken for no answer at all.
+The real CLI runs on tests/data/answer-kb (small files in the shape of those).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ KB = Path(__file__).resolve().parent / "data" / "answer-kb"
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The four documents of tests/data/answer-kb, ingested through the CLI."""
+    """The documents of tests/data/answer-kb, ingested through the CLI."""
     root = tmp_path_factory.mktemp("answers")
     run = selfcrag("ingest", KB, "--data-dir", root / "index", cwd=root)
     assert run.returncode == 0, run.stderr
@@ -55,3 +56,12 @@ def test_a_table_of_contents_line_is_never_an_answer(data_dir: Path) -> None:
     text = answer("What does asn1_write_value do?", data_dir)
     assert "sets the value of one element" in text, text
     assert ". . ." not in text
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [("How many moons does Mars have?", "Mars has two small moons"), ("火星有几颗卫星？", "火星有两颗")],
+)
+def test_a_count_written_in_words_answers_how_many(data_dir: Path, question: str, expected: str) -> None:
+    text = answer(question, data_dir)
+    assert expected in text, text

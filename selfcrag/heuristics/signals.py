@@ -34,6 +34,16 @@ _UNIT_TIME_EN = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|mont
 _UNIT_TIME_ZH = r"(?:秒|分钟|小时|个?工作日|天|日|周|个?星期|个月|年)"
 _WORD_NUMBER_EN = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|an?)"
 
+# A count written in words: "two states", "a dozen", "两颗卫星", "十二名陪审员".
+_COUNT_WORDS = (
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+    r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundreds?|"
+    r"thousands?|millions?|billions?|dozens?|twice|thrice)\b"
+    r"|[零一二两三四五六七八九十百千万亿]+\s*(?:个|名|位|种|项|次|条|家|人|岁|颗|只|头|本|部|座|所|张|件|台|辆|"
+    r"架|艘|层|章|节|篇|首|门|份|届|场|册|卷|米|公里|千米|厘米|毫米|克|千克|公斤|吨|升|毫升|元|块|倍|秒|分钟|小时|天|"
+    r"周|个月|年)"
+)
+
 # Expected answer types: (question pattern, answer pattern), tried in this order.
 ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "duration": (
@@ -100,11 +110,12 @@ ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     ),
     "number": (
         re.compile(
-            r"\bhow (?:many|much)\b|\bnumber of\b|\blimits?\b|\bmaximum\b|\bminimum\b|多少|几个|上限|"
+            r"\bhow (?:many|much)\b|\bnumber of\b|\blimits?\b|\bmaximum\b|\bminimum\b|多少|上限|"
+            r"几(?:个|颗|名|位|种|项|次|条|家|只|本|部|座|所|张|件|台|辆|层|章|届|场|倍)|"
             r"下限|最多|最少",
             re.IGNORECASE,
         ),
-        re.compile(_NUMBER),
+        re.compile(_NUMBER + "|" + _COUNT_WORDS, re.IGNORECASE),
     ),
 }
 _ANY_NUMBER = re.compile(_NUMBER + r"|[一二三四五六七八九十两]+\s*" + _UNIT_TIME_ZH)
