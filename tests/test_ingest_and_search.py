@@ -120,14 +120,31 @@ def test_reingesting_unchanged_files_adds_nothing(tmp_path):
     assert point_count(settings.data_dir) == first.sentences
 
 
-def test_documents_split_by_an_older_version_are_indexed_again(tmp_path):
+def forget_indexing_versions(data_dir: Path, sql: str = "") -> None:
+    """Make the current generation look written by a selfcrag that kept no indexing version."""
+    manifest = generations.current_path(generations.index_root(data_dir)) / MANIFEST_FILE
+    with sqlite3.connect(manifest) as db:
+        db.execute("DROP TABLE indexed_with")
+        if sql:
+            db.execute(sql)
+
+
+def test_documents_of_an_older_version_split_the_same_are_not_embedded_again(tmp_path):
     write_kb(tmp_path / "kb", SMALL)
     settings = settings_for(tmp_path / "data")
     first = ingest([tmp_path / "kb"], settings)
-    # A manifest written before the indexing version was recorded: its documents were split by older rules.
-    manifest = generations.current_path(generations.index_root(settings.data_dir)) / MANIFEST_FILE
-    with sqlite3.connect(manifest) as db:
-        db.execute("DROP TABLE indexed_with")
+    forget_indexing_versions(settings.data_dir)
+    again = ingest([tmp_path / "kb"], settings)
+    assert again.unchanged == 2 and again.embedded == 0 and again.updated == 0
+    assert point_count(settings.data_dir) == first.sentences
+
+
+def test_documents_an_older_version_split_differently_are_indexed_again(tmp_path):
+    write_kb(tmp_path / "kb", SMALL)
+    settings = settings_for(tmp_path / "data")
+    first = ingest([tmp_path / "kb"], settings)
+    # As if an older tokeniser had counted other terms for every document.
+    forget_indexing_versions(settings.data_dir, "UPDATE documents SET terms = terms + 1")
     again = ingest([tmp_path / "kb"], settings)
     assert again.updated == 2 and again.unchanged == 0 and again.embedded == first.sentences
     assert any("indexed again" in note for note in again.notes)

@@ -175,16 +175,23 @@ def _ingest_files(
             summary.encodings.append((loaded.path, loaded.encoding))
         doc_id = document_id(str(loaded.path))
         seen.add(doc_id)
-        if writer.is_current(doc_id, content_hash(loaded.text)):
+        digest = content_hash(loaded.text)
+        if writer.is_current(doc_id, digest):
             summary.unchanged += 1
             continue
         old = writer.known(doc_id)
-        writer.add(index_document(loaded, max_chars))
+        document = index_document(loaded, max_chars)
+        if old is not None and old.content_hash == digest and writer.holds(document):
+            # Indexed by an older version, but split and tokenised the same: nothing to embed again.
+            writer.mark_current(doc_id)
+            summary.unchanged += 1
+            continue
+        writer.add(document)
         if old is None:
             summary.added += 1
         else:
             summary.updated += 1
-            resplit += old.content_hash == content_hash(loaded.text)
+            resplit += old.content_hash == digest
     if resplit:
         summary.notes.append(f"{resplit} unchanged document(s) indexed again: this selfcrag splits text differently")
     return seen

@@ -297,6 +297,31 @@ class IndexWriter:
             and self.manifest.indexing_version(doc_id) == INDEXING_VERSION
         )
 
+    def holds(self, document: PreparedDocument) -> bool:
+        """Whether the stored points of a document are the ones it would be written as now.
+
+        An unchanged file indexed by an older version of the reading, splitting
+        and tokenising needs no new embedding when its sentences and term count
+        come out the same.
+        """
+        assert self.manifest is not None and self.store is not None
+        old = self.manifest.document(document.entry.doc_id)
+        if old is None or old.sentence_count != len(document.sentences) or old.terms != document.entry.terms:
+            return False
+        for start in range(0, len(document.sentences), 1024):
+            chunk = document.sentences[start : start + 1024]
+            stored = self.store.retrieve([s.point_id for s in chunk])
+            if any(s.point_id not in stored or stored[s.point_id].sentence != s for s in chunk):
+                return False
+        return True
+
+    def mark_current(self, doc_id: str) -> None:
+        """Record that a document's points are what this version writes (see :meth:`holds`)."""
+        assert self.manifest is not None
+        entry = self.manifest.document(doc_id)
+        if entry is not None:
+            self.manifest.put_document(entry)
+
     def documents(self) -> list[DocumentEntry]:
         """All documents of the generation being written."""
         assert self.manifest is not None
