@@ -122,7 +122,9 @@ def test_reingesting_unchanged_files_adds_nothing(tmp_path):
 
 def forget_indexing_versions(data_dir: Path, sql: str = "") -> None:
     """Make the current generation look written by a selfcrag that kept no indexing version."""
-    manifest = generations.current_path(generations.index_root(data_dir)) / MANIFEST_FILE
+    current = generations.current_path(generations.index_root(data_dir))
+    assert current is not None
+    manifest = current / MANIFEST_FILE
     with sqlite3.connect(manifest) as db:
         db.execute("DROP TABLE indexed_with")
         if sql:
