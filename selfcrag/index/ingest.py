@@ -175,15 +175,15 @@ def _ingest_files(
             summary.encodings.append((loaded.path, loaded.encoding))
         doc_id = document_id(str(loaded.path))
         seen.add(doc_id)
-        digest = content_hash(loaded.text)
-        if writer.is_current(doc_id, digest):
+        old = writer.known(doc_id)
+        same_text = old is not None and old.content_hash == content_hash(loaded.text)
+        if same_text and writer.indexed_now(doc_id):
             summary.unchanged += 1
             continue
-        old = writer.known(doc_id)
         document = index_document(loaded, max_chars)
-        if old is not None and old.content_hash == digest and writer.holds(document):
+        if old is not None and same_text and writer.holds(old, document):
             # Indexed by an older version, but split and tokenised the same: nothing to embed again.
-            writer.mark_current(doc_id)
+            writer.mark_current(old)
             summary.unchanged += 1
             continue
         writer.add(document)
@@ -191,7 +191,7 @@ def _ingest_files(
             summary.added += 1
         else:
             summary.updated += 1
-            resplit += old.content_hash == digest
+            resplit += same_text
     if resplit:
         summary.notes.append(f"{resplit} unchanged document(s) indexed again: this selfcrag splits text differently")
     return seen

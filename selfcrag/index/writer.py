@@ -287,26 +287,24 @@ class IndexWriter:
         assert self.manifest is not None
         return self.manifest.document(doc_id)
 
-    def is_current(self, doc_id: str, content_hash: str) -> bool:
-        """Whether a document is indexed from this content by this version's reading, splitting and tokenising."""
+    def indexed_now(self, doc_id: str) -> bool:
+        """Whether a document was read, split and tokenised by this version (:data:`INDEXING_VERSION`)."""
         assert self.manifest is not None
-        old = self.manifest.document(doc_id)
-        return (
-            old is not None
-            and old.content_hash == content_hash
-            and self.manifest.indexing_version(doc_id) == INDEXING_VERSION
-        )
+        return self.manifest.indexing_version(doc_id) == INDEXING_VERSION
 
-    def holds(self, document: PreparedDocument) -> bool:
-        """Whether the stored points of a document are the ones it would be written as now.
+    def holds(self, old: DocumentEntry, document: PreparedDocument) -> bool:
+        """Whether a document's stored points are the ones it would be written as now.
 
         An unchanged file indexed by an older version of the reading, splitting
         and tokenising needs no new embedding when its sentences and term count
         come out the same.
+
+        Args:
+            old: The document as the manifest has it.
+            document: The same file, prepared by this version.
         """
-        assert self.manifest is not None and self.store is not None
-        old = self.manifest.document(document.entry.doc_id)
-        if old is None or old.sentence_count != len(document.sentences) or old.terms != document.entry.terms:
+        assert self.store is not None
+        if old.sentence_count != len(document.sentences) or old.terms != document.entry.terms:
             return False
         for start in range(0, len(document.sentences), 1024):
             chunk = document.sentences[start : start + 1024]
@@ -315,12 +313,10 @@ class IndexWriter:
                 return False
         return True
 
-    def mark_current(self, doc_id: str) -> None:
+    def mark_current(self, entry: DocumentEntry) -> None:
         """Record that a document's points are what this version writes (see :meth:`holds`)."""
         assert self.manifest is not None
-        entry = self.manifest.document(doc_id)
-        if entry is not None:
-            self.manifest.put_document(entry)
+        self.manifest.put_document(entry)
 
     def documents(self) -> list[DocumentEntry]:
         """All documents of the generation being written."""
