@@ -126,22 +126,21 @@ class Context:
     rrf_k: int = knob(60, "The Reciprocal Rank Fusion constant.", env="SELFCRAG_RRF_K")
 
     # Grading and the bounded loops.
-    # Both thresholds were chosen on the calibration halves of zh-dev and en-dev
+    # The three thresholds were chosen on the calibration halves of zh-dev, en-dev and the paraphrase set
     # (`selfcrag eval --part calibration`); docs/results.md reports the held-out halves.
     upper_threshold: float = knob(
-        0.58,
+        0.54,
         "Evaluator score at or above which a passage is Correct (CRAG's upper threshold).",
         env="SELFCRAG_UPPER_THRESHOLD",
     )
     lower_threshold: float = knob(
-        0.54,
+        0.50,
         "Evaluator score below which a passage is Incorrect (CRAG's lower threshold).",
         env="SELFCRAG_LOWER_THRESHOLD",
     )
     strip_threshold: float = knob(
-        0.40,
-        "Score a knowledge strip (a sentence) needs to be kept by refine_knowledge (chosen on the zh-dev and "
-        "en-dev sets).",
+        0.38,
+        "Score a knowledge strip (a sentence) needs to be kept by refine_knowledge (higher: abstain more).",
         env="SELFCRAG_STRIP_THRESHOLD",
     )
     min_kept_strips: int = knob(

@@ -1,10 +1,12 @@
 """Sentences about nothing in particular, one set per language: the evaluator's "unrelated" reference.
 
-The dense signal places a sentence's cosine with the question between what an
-unrelated sentence scores and what a restatement of the question scores. The
-unrelated end is measured against these fixed sentences, not against the
-user's own documents, so a score means the same on a one-file manual (where
-every sentence is on one topic) as on thousands of documents. They cover
+The dense signal places a sentence's cosine with the question on the
+embedder's scale: 0 is what these sentences score against each other
+(unrelated), 1 what each scores against itself (a restatement). The scale is
+measured on these fixed sentences, not on the user's documents nor on the
+question, so a score means the same on a one-file manual (where every
+sentence is on one topic) as on thousands of documents, and an everyday
+question is not marked down for sounding like everyday sentences. They cover
 everyday topics (weather, sport, cooking, travel, science), the same ones in
 both languages.
 """

@@ -7,7 +7,7 @@ which embeds the question.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -247,10 +247,7 @@ class QuestionProfile:
         weights: Weight (highest IDF of its terms) of each word.
         pairs: Adjacent word pairs of the question, for phrase matches.
         vector: The question embedded as a query.
-        ceiling: Cosine of the query vector with the question embedded as a
-            passage: what a sentence saying the same thing would score.
-        floor: Mean cosine of the query vector with fixed unrelated sentences
-            in the question's language: what an unrelated sentence scores.
+        scale: The embedder's cosine scale in the question's language (see :class:`DenseScale`).
         answer_type: Expected kind of value, if any.
     """
 
@@ -260,8 +257,7 @@ class QuestionProfile:
     weights: tuple[float, ...]
     pairs: frozenset[tuple[str, str]]
     vector: np.ndarray
-    ceiling: float
-    floor: float
+    scale: DenseScale
     answer_type: str | None
 
     @cached_property
@@ -294,13 +290,51 @@ class QuestionProfile:
         return len(self.pairs & found) / len(self.pairs)
 
     def dense(self, cosine: float) -> float:
-        """Place a cosine between the unrelated floor (0) and the ceiling (1)."""
-        span = max(self.ceiling - self.floor, 1e-6)
-        return float(min(max((cosine - self.floor) / span, 0.0), 1.0))
+        """Place a cosine on the embedder's scale: an unrelated sentence's (0) to a restatement's (1)."""
+        span = max(self.scale.ceiling - self.scale.floor, 1e-6)
+        return float(min(max((cosine - self.scale.floor) / span, 0.0), 1.0))
+
+
+@dataclass(frozen=True)
+class DenseScale:
+    """What an embedder's cosines mean in one language, measured on fixed sentences about nothing in particular.
+
+    The same two numbers serve every question: a question's own wording (an
+    everyday question sits closer to everyday sentences) and the user's
+    documents (one file or thousands) do not move them.
+
+    Attributes:
+        floor: Mean cosine of a sentence asked as a question with the other
+            sentences as passages: what an unrelated sentence scores.
+        ceiling: Mean cosine of a sentence asked as a question with itself as
+            a passage: what a sentence saying the same thing scores.
+    """
+
+    floor: float
+    ceiling: float
+
+
+def dense_scale(embedder: Embedder, sentences: Sequence[str]) -> DenseScale:
+    """Measure an embedder's cosine scale on unrelated sentences.
+
+    Args:
+        embedder: The index's embedder.
+        sentences: Sentences about unrelated topics (at least two), in one language.
+
+    Returns:
+        The scale.
+    """
+    passages = embedder.embed_passages(list(sentences))
+    questions = np.stack([embedder.embed_question(s) for s in sentences])
+    cosines = questions @ passages.T
+    n = len(sentences)
+    ceiling = float(np.trace(cosines) / n)
+    floor = float((cosines.sum() - np.trace(cosines)) / (n * n - n))
+    return DenseScale(floor=floor, ceiling=max(ceiling, floor + 0.05))
 
 
 def profile_question(
-    question: str, embedder: Embedder, statistics: TermStatistics, background: np.ndarray
+    question: str, embedder: Embedder, statistics: TermStatistics, scale: DenseScale
 ) -> QuestionProfile:
     """Prepare a question for scoring.
 
@@ -308,7 +342,7 @@ def profile_question(
         question: The question.
         embedder: The index's embedder.
         statistics: IDFs of the index.
-        background: Vectors of unrelated sentences in the question's language (rows), for the floor.
+        scale: The embedder's scale in the question's language (:func:`dense_scale`).
 
     Returns:
         The profile.
@@ -316,8 +350,6 @@ def profile_question(
     words = question_words(question)
     heads = [w[-1] for w in words]
     vector = embedder.embed_question(question)
-    ceiling = float(embedder.embed_passages([question])[0] @ vector)
-    floor = float((background @ vector).mean()) if len(background) else 0.0
     return QuestionProfile(
         text=question,
         language=detect_language(question),
@@ -325,7 +357,6 @@ def profile_question(
         weights=tuple(max(statistics.weight(t) for t in w) for w in words),
         pairs=frozenset(zip(heads, heads[1:], strict=False)),
         vector=vector,
-        ceiling=max(ceiling, floor + 0.05),
-        floor=floor,
+        scale=scale,
         answer_type=expected_answer_type(question),
     )
