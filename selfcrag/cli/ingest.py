@@ -16,7 +16,8 @@ def ingest(
     # readable=False: click would turn one unreadable path into a usage error for the whole command; the
     # loader reports it as a skipped line instead, and ingests the rest.
     paths: Annotated[
-        list[Path], typer.Argument(help="Files and folders (.md, .txt, .pdf), folders recursively.", readable=False)
+        list[Path],
+        typer.Argument(help="Files and folders (.md, .txt, .pdf, .rst, .html), folders recursively.", readable=False),
     ],
     prune: Annotated[bool, typer.Option(help="Remove indexed documents whose files are gone.")] = False,
     data_dir: DataDir = None,
