@@ -63,3 +63,10 @@ def test_a_damaged_dictionary_cache_falls_back_to_jieba(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
     assert "人民" in out.stdout
+
+
+def test_an_english_possessive_is_its_word():
+    # "How long is the kettle's power cord?" shared no term with "the kettle" before.
+    assert tokenize("the kettle's cord") == tokenize("the kettle cord") == ["kettl", "cord"]
+    assert tokenize("Harborview’s office") == tokenize("Harborview office")
+    assert tokenize("the 1990's") == ["1990's"]  # a decade, not a possessive

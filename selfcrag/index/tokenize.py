@@ -26,6 +26,7 @@ jieba.setLogLevel(logging.WARNING)
 TOKENIZER_VERSION = 2
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_POSSESSIVE = re.compile(r"(?<=[^\W\d_])['’]s$")
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:['’.\-][^\W_{_CJK}]+)*)")
 _CJK_RE = re.compile(f"[{_CJK}]")
 _LETTER_RE = re.compile(r"[^\W\d_]")
@@ -125,6 +126,8 @@ def tokenize(text: str) -> list[str]:
             if not jieba.dt.initialized:
                 load_dictionary()
             terms.extend(w for w in jieba.cut_for_search(cjk_run) if w not in ZH_STOPWORDS)
-        elif word not in EN_STOPWORDS:
-            terms.append(_stem(word) if word.isalpha() else word)
+        else:
+            word = _POSSESSIVE.sub("", word)  # "the kettle's cord" is about the kettle
+            if word not in EN_STOPWORDS:
+                terms.append(_stem(word) if word.isalpha() else word)
     return terms
