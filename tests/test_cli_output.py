@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from scripted_openai import WorkflowScript, serving
 
+from selfcrag.cli.render import route_summary
 from selfcrag.graph.context import Context
 from selfcrag.index.ingest import ingest
 
@@ -260,3 +261,15 @@ def test_the_demo_says_how_to_ask_its_own_index(tmp_path: Path) -> None:
     ]
     asked = selfcrag(*shlex.split(lines[-2].removeprefix("Ask your own: selfcrag ")), cwd=tmp_path)
     assert asked.returncode == 0, asked.stderr
+
+
+def test_the_route_line_of_an_answer_withdrawn_as_unsupported_reads_as_english() -> None:
+    steps = ["decide_retrieval", "retrieve", "grade_documents", "refine_knowledge", "generate", "check_support"]
+    trace = [
+        {"step": s, "decision": d}
+        for s, d in zip(steps, ["retrieve", "5", "correct", "kept", "generated", "unsupported"])
+    ]
+    trace += [{"step": "generate", "decision": "regenerated"}, {"step": "check_support", "decision": "unsupported"}]
+    trace += [{"step": "abstain", "decision": "unsupported"}]
+    # It read "regenerated 1 · unsupported supported · abstained (unsupported)".
+    assert route_summary(trace).endswith("regenerated 1 · not supported · abstained (unsupported)")

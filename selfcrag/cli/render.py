@@ -217,7 +217,8 @@ def route_summary(trace: Sequence[dict[str, Any]]) -> str:
     if regenerated:
         parts.append(f"regenerated {regenerated}")
     if "check_support" in steps:
-        parts.append(f"{steps['check_support']['decision']} supported")
+        verdict = steps["check_support"]["decision"]
+        parts.append("not supported" if verdict == "unsupported" else f"{verdict} supported")
     if "abstain" in steps:
         parts.append(f"abstained ({steps['abstain']['decision']})")
     return " · ".join(parts)
