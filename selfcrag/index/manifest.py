@@ -26,9 +26,9 @@ FORMAT_VERSION = 1
 # How documents are read, split and tokenised into points. Bump it whenever a
 # change to files/, split/ or tokenize.py alters the points of an unchanged
 # file: the next ingest then indexes such documents again (1: before the
-# version was kept; 2: table-of-contents dot leaders stay in one sentence;
-# 3: an English possessive is its word, "kettle's" -> "kettl").
-INDEXING_VERSION = 3
+# version was kept; 2: table-of-contents dot leaders stay in one sentence).
+# A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
+INDEXING_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

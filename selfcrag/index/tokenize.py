@@ -22,8 +22,9 @@ import snowballstemmer
 # jieba prints its dictionary loading to stderr through logging; keep it quiet.
 jieba.setLogLevel(logging.WARNING)
 
-# Bump when tokenize() or what it is given changes: saved indexes re-tokenise.
-TOKENIZER_VERSION = 2
+# Bump when tokenize() or what it is given changes: saved indexes re-tokenise
+# (3: an English possessive is its word, "kettle's" -> "kettl").
+TOKENIZER_VERSION = 3
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _POSSESSIVE = re.compile(r"(?<=[^\W\d_])['’]s$")

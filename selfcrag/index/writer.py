@@ -204,12 +204,11 @@ class IndexWriter:
             self.manifest = Manifest(self.tmp / MANIFEST_FILE, writable=True)
         manifest = self.manifest
         old_embedder = manifest.meta("embedder")
-        if old_embedder not in (None, self.embedder.name) or manifest.meta("tokenizer") not in (
-            None,
-            str(TOKENIZER_VERSION),
-        ):
+        other_model = old_embedder not in (None, self.embedder.name)
+        if other_model or manifest.meta("tokenizer") not in (None, str(TOKENIZER_VERSION)):
             # Another model or tokenizer: vectors or terms of the old points do not fit.
-            self.report.rebuilt = f"the index was built with {old_embedder!r}; re-indexing every document"
+            made_by = f"built with {old_embedder!r}" if other_model else "tokenised by an older selfcrag"
+            self.report.rebuilt = f"the index was {made_by}; re-indexing every document"
             self.report.repaired = list(manifest.documents())
             self._reset_manifest()
             self.store = self._fresh_store()
