@@ -31,6 +31,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from selfcrag.errors import UserError
 from selfcrag.graph.builder import builder, graph
+from selfcrag.graph.checkpoints import CheckpointSerializer
 from selfcrag.graph.context import Context, context_from_options
 from selfcrag.graph.question import CleanQuestion, clean_question
 from selfcrag.graph.resources import Resources
@@ -221,7 +222,7 @@ class Session:
     ) -> None:
         self.context = context_from_options(context, data_dir=data_dir, **context_options)
         self.resources = Resources(chat_model=chat_model)
-        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver(serde=CheckpointSerializer())
         # The module-level graph stays checkpointer-free for `langgraph dev`; this one remembers.
         self.app = builder.compile(checkpointer=self.checkpointer, name="selfcrag")
 

@@ -79,10 +79,11 @@ class Conversations:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         from selfcrag.graph.api import Session
+        from selfcrag.graph.checkpoints import CheckpointSerializer
 
         path.parent.mkdir(parents=True, exist_ok=True)
         self._connection = sqlite3.connect(str(path), check_same_thread=False)
-        self.saver = SqliteSaver(self._connection)
+        self.saver = SqliteSaver(self._connection, serde=CheckpointSerializer())
         # How many questions each thread has had: its checkpoint keeps only the latest turns (graph.memory).
         with self._connection:
             self._connection.execute(
@@ -395,6 +396,18 @@ class ChatSession:
         name = line.split()[0].lower()
         if name in ("/quit", "/exit", "/q"):
             return False
+        try:
+            self.run_command(name)
+        except UserError as error:  # e.g. a stored conversation that cannot be read
+            self.error(str(error))
+        return True
+
+    def run_command(self, name: str) -> None:
+        """Run a slash command other than /quit.
+
+        Args:
+            name: The command, lower case.
+        """
         if name == "/help":
             self.console.print(HELP, markup=False)
         elif name in ("/sources", "/trace"):
@@ -411,7 +424,6 @@ class ChatSession:
             self.list_threads()
         else:
             self.console.print(f"unknown command {one_line(name)}; /help lists the commands", markup=False)
-        return True
 
     def list_threads(self) -> None:
         """Print the saved conversations, marking this one."""
