@@ -6,7 +6,7 @@ shared drive. LangGraph's serializer, in its default, revives any
 ``(module, name, args)`` it finds by importing the module and calling the name,
 so a planted row holding ``("os", "system", [cmd])`` runs ``cmd``. This
 serializer writes as LangGraph's does (msgpack) but reads only the message
-types the workflow's state holds, built from the classes themselves, never
+types the workflow writes, built from the classes themselves, never
 from a module name in the file. Anything else, and any other payload kind
 (JSON revival, pickle), is refused with one line naming the file's problem.
 """
@@ -18,17 +18,20 @@ from typing import Any
 import ormsgpack
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.types import Overwrite
 
 from selfcrag.errors import UserError
 
-# The msgpack extension code LangGraph writes a pydantic (v2) model under: (module, name, fields, method).
-_PYDANTIC_MODEL = 5
+# The msgpack extension codes LangGraph writes objects under: (module, name, keyword arguments[, method]).
+_KEYWORD_CONSTRUCTOR, _PYDANTIC_MODEL = 2, 5
 
-# Every type the workflow's checkpoints hold (graph.state: the conversation's messages), by the name it is written
-# under. A new message type in the state must be added here, or its conversations cannot be read back.
-WRITTEN_TYPES: dict[tuple[str, str], type[BaseMessage]] = {
-    ("langchain_core.messages.human", "HumanMessage"): HumanMessage,
-    ("langchain_core.messages.ai", "AIMessage"): AIMessage,
+# Every type the workflow's checkpoints hold, by the extension and the name it is written under: the conversation's
+# messages (graph.state) and the Overwrite a node resets a reduced field with (its pending write). A new type in the
+# state must be added here, or its conversations cannot be read back.
+WRITTEN_TYPES: dict[tuple[int, str, str], type[BaseMessage] | type[Overwrite]] = {
+    (_PYDANTIC_MODEL, "langchain_core.messages.human", "HumanMessage"): HumanMessage,
+    (_PYDANTIC_MODEL, "langchain_core.messages.ai", "AIMessage"): AIMessage,
+    (_KEYWORD_CONSTRUCTOR, "langgraph.types", "Overwrite"): Overwrite,
 }
 
 
@@ -65,11 +68,11 @@ class CheckpointSerializer(JsonPlusSerializer):
             # ormsgpack turns an exception raised here into a bare "ext_hook failed": the refusal is noted instead.
             parts = ormsgpack.unpackb(body, ext_hook=revive, option=ormsgpack.OPT_NON_STR_KEYS)
             named = isinstance(parts, list | tuple) and len(parts) >= 3
-            message_type = WRITTEN_TYPES.get((str(parts[0]), str(parts[1]))) if named else None
-            if code != _PYDANTIC_MODEL or message_type is None or not isinstance(parts[2], dict):
+            written_type = WRITTEN_TYPES.get((code, str(parts[0]), str(parts[1]))) if named else None
+            if written_type is None or not isinstance(parts[2], dict):
                 refused.append(f"{parts[0]}.{parts[1]}" if named else f"msgpack extension {code}")
                 return None
-            return message_type(**parts[2])
+            return written_type(**parts[2])
 
         try:
             value = ormsgpack.unpackb(payload, ext_hook=revive, option=ormsgpack.OPT_NON_STR_KEYS)
