@@ -23,7 +23,6 @@ from os import PathLike
 from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -37,12 +36,10 @@ from selfcrag.graph.question import CleanQuestion, clean_question
 from selfcrag.graph.resources import Resources
 from selfcrag.graph.state import TraceStep
 from selfcrag.index.tokenize import detect_language
-from selfcrag.llm.think import ThinkFilter
 from selfcrag.prompts import replies
 from selfcrag.spans import Citation as CitationDict
 
 StreamKind = Literal["token", "retract", "trace", "answer"]
-_ANSWER_NODES = ("generate", "answer_directly")
 
 
 @dataclass(frozen=True)
@@ -403,27 +400,21 @@ def stream_run(
     Yields:
         ``(kind, payload)`` pairs, ending with ``("answer", Answer)``.
     """
-    filters: dict[str, ThinkFilter] = {}
     final: dict[str, Any] = {}
-    # With a list of stream modes, LangGraph yields (mode, data) pairs.
+    # With a list of stream modes, LangGraph yields (mode, data) pairs. Answer tokens come as custom events, after
+    # the answer's checks (graph.chat_step.text_step); the chat model's raw tokens are never streamed.
     events = cast(
         Iterator[tuple[str, Any]],
         app.stream(
             {"question": question.text},
             config,
             context=context,
-            stream_mode=["messages", "custom", "values"],
+            stream_mode=["custom", "values"],
             **stream_options,
         ),
     )
     for mode, data in events:
-        if mode == "messages":
-            chunk, metadata = data
-            if isinstance(chunk, AIMessageChunk) and metadata.get("langgraph_node") in _ANSWER_NODES:
-                think = filters.setdefault(chunk.id or "", ThinkFilter())
-                if text := think.feed(chunk.text):
-                    yield "token", text
-        elif mode == "custom" and isinstance(data, dict):
+        if mode == "custom" and isinstance(data, dict):
             if data.get("type") == "token":
                 yield "token", data["text"]
             elif data.get("type") in ("trace", "retract"):

@@ -32,6 +32,7 @@ from selfcrag.graph.state import State
 from selfcrag.graph.trace import retract, retracting
 from selfcrag.llm.budget import CallBudget
 from selfcrag.llm.errors import BudgetSpentError
+from selfcrag.llm.output import checked_answer
 from selfcrag.llm.retry import OnRetry, describe_failure
 from selfcrag.llm.structured import CHAT_FAILURES, invoke_structured
 from selfcrag.llm.text import invoke_text
@@ -196,8 +197,9 @@ def text_step(
     *,
     language: str,
     wanted: bool = True,
+    check: Callable[[str], str] = checked_answer,
 ) -> StepOutcome:
-    """Ask for a text reply whose tokens stream to the user (an answer).
+    """Ask for a text reply whose tokens stream to the user (an answer), each through the answer's checks.
 
     Args:
         runtime: The node's runtime.
@@ -206,6 +208,7 @@ def text_step(
         messages: The prompt.
         language: The language the reply must be in (``en``, ``zh``).
         wanted: False when the node has nothing to ask.
+        check: What streamed text passes through before anyone sees it (default: plain links, no credentials).
 
     Returns:
         As :func:`chat_step`, with a text reply.
@@ -224,6 +227,8 @@ def text_step(
             language=language,
             on_retry=on_retry,
             budget=budget,
+            show=lambda text: runtime.stream_writer({"type": "token", "text": text}),
+            check=check,
         ),
         wanted=wanted,
         streams=True,

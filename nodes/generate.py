@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from selfcrag.cite.markers import keep_known_markers
 from selfcrag.graph.chat_step import text_step
 from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
@@ -14,6 +15,7 @@ from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.heuristics.answerer import extractive_answer, format_answer
 from selfcrag.index.tokenize import detect_language
+from selfcrag.llm.output import checked_answer
 from selfcrag.prompts import pick, quote_knowledge
 from selfcrag.prompts.answering import GENERATE_STRICT_SYSTEM, GENERATE_SYSTEM, GENERATE_USER
 
@@ -50,6 +52,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ],
         language=detect_language(question),
         wanted=bool(state.knowledge),
+        # What streams is what the support check would keep: no marker that points at no source.
+        check=lambda text: keep_known_markers(checked_answer(text), state.knowledge),
     )
     draft = reply or ""
     if not draft and state.knowledge:

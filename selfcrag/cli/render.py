@@ -370,7 +370,8 @@ class AnswerStream:
     ``("trace", step)`` event, then :meth:`finish` with the final answer,
     which replaces the streamed draft (the support check may have cut or
     replaced it). Leaving the block early (Ctrl-C) keeps what was shown and
-    marks it cancelled.
+    marks it cancelled. Only a terminal sees the draft: a pipe or a file gets
+    the final, checked answer alone.
 
     Args:
         console: Where to show it.
@@ -383,6 +384,8 @@ class AnswerStream:
         self.status = "reading the question"
         self.finished = False
         self.live: Live | None = None
+        # A terminal without live display (TERM=dumb) is written to as tokens arrive.
+        self.echo = console.is_terminal and not console.is_interactive
 
     def __enter__(self) -> AnswerStream:
         if self.console.is_interactive:
@@ -409,7 +412,7 @@ class AnswerStream:
                 self._show(Group(answer_text(self.draft), note) if self.draft and not self.withdrawn else note)
             self.live.__exit__(kind, error, traceback)
             return
-        if not self.finished and self.draft and not self.withdrawn:
+        if self.echo and not self.finished and self.draft and not self.withdrawn:
             self._write("\n")
         if cancelled:
             self._write("(cancelled)\n")
@@ -428,8 +431,8 @@ class AnswerStream:
 
     def _withdraw(self, why: str) -> None:
         """Drop the attempt shown: its reply failed, or the support check rejected it."""
-        if self.draft and not self.withdrawn and self.live is None:
-            self._write(f"\n({why})\n")  # a pipe cannot take text back: say so
+        if self.echo and self.draft and not self.withdrawn:
+            self._write(f"\n({why})\n")  # a plain terminal cannot take text back: say so
         self.withdrawn = True
         self.status = f"{why}; trying again"
 
@@ -444,7 +447,7 @@ class AnswerStream:
             if self.withdrawn:
                 self.withdrawn, self.draft = False, ""
             self.draft += payload
-            if self.live is None:
+            if self.echo:
                 self._write(payload)
         elif kind == "retract":
             self._withdraw(f"withdrawn: {payload.get('reason', 'the reply failed')}")
@@ -468,7 +471,7 @@ class AnswerStream:
         if self.live is not None:
             self._show(answer_text(answer.answer))
             return
-        shown = "" if self.withdrawn else " ".join(self.draft.split())
+        shown = "" if self.withdrawn or not self.echo else " ".join(self.draft.split())
         if shown and shown == " ".join(answer.answer.split()):
             self._write("\n")
         else:

@@ -11,8 +11,10 @@ repeats (the configured keys, ``sk-...``, ``Bearer ...``) are redacted.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from selfcrag.llm.secrets import redact
+from selfcrag.llm.secrets import redact, secret_values
+from selfcrag.llm.think import ThinkFilter
 
 # ![alt](url "title") and ![alt][ref]: an image a renderer would fetch.
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\s*(?:\([^)\n]*\)|\[[^\]\n]*\])")
@@ -50,3 +52,111 @@ def checked_answer(text: str) -> str:
         The answer to use.
     """
     return redact(plain_links(text))
+
+
+# Characters a credential is written with (keys, tokens): a piece of text may end inside one.
+_CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9._~+/=\-]*\Z")
+# A "Bearer" whose token has not arrived yet.
+_BEARER_AT_END = re.compile(r"(?i:bearer)\s*\Z")
+# A bracket construct that is over: [text] followed by anything but ( or [, [text](...) or [text][ref].
+_CLOSED_BRACKET = re.compile(r"\[[^\]\n]*\](?:[^(\[\n]|\([^)\n]*\)|\[[^\]\n]*\])")
+# A tag (<img ...) still open at the end.
+_OPEN_TAG = re.compile(r"<(?:[A-Za-z/][^>]*)?\Z")
+# A line that may be a reference definition ([ref]: url), which the check removes whole.
+_REFERENCE_START = re.compile(r"\s{0,3}\[")
+
+
+class CheckedStream:
+    """A reply arriving in pieces, shown only as far as the final answer's checks already apply to it.
+
+    A streamed token reaches a person before the reply is complete, so the
+    checks of :func:`checked_answer` run on it as it arrives: reasoning blocks
+    are dropped, and text that could still become an image, a link, a
+    reference definition or a credential (a configured key, ``sk-...``,
+    ``Bearer ...``) is held back until the next pieces settle it, then shown
+    through the same check. Nothing is shown beyond ``limit`` characters, the
+    size a usable reply may have.
+
+    Args:
+        check: The check each settled stretch passes through (default :func:`checked_answer`; a node may add its own,
+            such as dropping citation markers that point at no source).
+        limit: Characters of reply (without reasoning) shown at most.
+    """
+
+    def __init__(self, check: Callable[[str], str] = checked_answer, *, limit: int) -> None:
+        self._check = check
+        self._limit = limit
+        self._think = ThinkFilter()
+        self._pending = ""
+        self.received = 0
+
+    @property
+    def over_limit(self) -> bool:
+        """True once the reply has grown past the limit: nothing more is shown, and the reply cannot be used."""
+        return self.received > self._limit
+
+    def feed(self, piece: str) -> str:
+        """Take the next piece of the reply.
+
+        Args:
+            piece: The new text, as the model sent it.
+
+        Returns:
+            Checked text that can be shown now (possibly empty).
+        """
+        visible = self._think.feed(piece)
+        self.received += len(visible)
+        if self.over_limit:
+            self._pending = ""
+            return ""
+        self._pending += visible
+        settled = _settled_length(self._pending)
+        shown, self._pending = self._pending[:settled], self._pending[settled:]
+        return self._check(shown) if shown else ""
+
+    def flush(self) -> str:
+        """Show what was held back, once the reply is complete.
+
+        Returns:
+            The checked rest (empty past the limit).
+        """
+        held = self._think.flush()
+        self.received += len(held)
+        rest, self._pending = self._pending + held, ""
+        return self._check(rest) if rest and not self.over_limit else ""
+
+
+def _settled_length(text: str) -> int:
+    """How much of a reply's text no later piece can change the check of.
+
+    Args:
+        text: The reply's text not shown yet.
+
+    Returns:
+        The length of its start that can be checked and shown now.
+    """
+    end = len(text) - len(_CREDENTIAL_CHARS.search(text).group())  # type: ignore[union-attr]
+    if text[:end].endswith("!"):  # an image's "![" may be on its way
+        end -= 1
+    line_start = text.rfind("\n", 0, end) + 1
+    if _REFERENCE_START.match(text, line_start):
+        end = line_start
+    for opening in (m.start() for m in re.finditer(r"\[", text[line_start:end])):
+        at = line_start + opening
+        if not _CLOSED_BRACKET.match(text, at):
+            end = at - 1 if at > 0 and text[at - 1] == "!" else at
+            break
+    if _OPEN_TAG.search(text, 0, end):
+        end = text.rfind("<", 0, end)
+    secrets = secret_values()
+    moved = True
+    while moved:
+        moved = False
+        if bearer := _BEARER_AT_END.search(text, 0, end):
+            end, moved = bearer.start(), True
+        for secret in secrets:
+            for size in range(min(len(secret) - 1, end), 0, -1):
+                if text[end - size : end] == secret[:size]:
+                    end, moved = end - size, True
+                    break
+    return end

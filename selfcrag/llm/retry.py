@@ -13,7 +13,7 @@ import email.utils
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -136,10 +136,14 @@ def _raised_reading_the_reply(error: BaseException) -> bool:
     return frame is not None and any(part in frame.tb_frame.f_code.co_filename for part in _CLIENT_PACKAGES)
 
 
-def _invoke_checked(runnable: Runnable[Any, Any], value: Any, config: RunnableConfig) -> Any:
-    """Invoke a chat model, turning a reply the client cannot read into :class:`MalformedReplyError`."""
+ReadStream = Callable[[Iterator[Any]], Any]
+"""Reads a streamed reply chunk by chunk (showing it, stopping it early) and returns the whole reply."""
+
+
+def _invoke_checked(runnable: Runnable[Any, Any], value: Any, config: RunnableConfig, read: ReadStream | None) -> Any:
+    """Invoke (or stream) a chat model, turning a reply the client cannot read into :class:`MalformedReplyError`."""
     try:
-        return runnable.invoke(value, config)
+        return runnable.invoke(value, config) if read is None else read(runnable.stream(value, config))
     except _CLIENT_PARSE_FAULTS as error:
         if not _raised_reading_the_reply(error):
             raise
@@ -165,6 +169,7 @@ def invoke_with_retries(
     attempts: int,
     on_retry: OnRetry | None = None,
     budget: CallBudget | None = None,
+    read: ReadStream | None = None,
 ) -> Any:
     """Invoke a runnable, retrying transient faults with backoff (tenacity) or as ``Retry-After`` asks.
 
@@ -179,6 +184,7 @@ def invoke_with_retries(
         on_retry: Told why each failed attempt that is retried failed.
         budget: The question's budget: every attempt counts against it, and no
             retry is made (nor waited for) that it cannot afford.
+        read: Stream the reply through this reader instead of invoking: it gets the chunks and returns the reply.
 
     Returns:
         The runnable's output.
@@ -190,10 +196,10 @@ def invoke_with_retries(
 
     def attempt() -> Any:
         if budget is None:
-            return _invoke_checked(runnable, value, config)
+            return _invoke_checked(runnable, value, config, read)
         budget.start_call()
         try:
-            return _invoke_checked(runnable, value, config)
+            return _invoke_checked(runnable, value, config, read)
         except Exception as error:
             # A 200 that is not a chat completion (an HTML page from a proxy) is the endpoint failing too.
             if is_transient(error) or isinstance(error, openai.APIStatusError | MalformedReplyError):

@@ -12,15 +12,17 @@ its offline method.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, BaseMessageChunk
+from langchain_core.runnables import RunnableConfig
 
 from selfcrag.index.tokenize import letter_counts
 from selfcrag.llm.budget import CallBudget
-from selfcrag.llm.errors import UnusableReplyError
-from selfcrag.llm.output import checked_answer
+from selfcrag.llm.errors import BudgetSpentError, MalformedReplyError, UnusableReplyError
+from selfcrag.llm.output import CheckedStream, checked_answer
 from selfcrag.llm.retry import OnRetry, invoke_with_retries
 from selfcrag.llm.think import strip_think
 
@@ -28,6 +30,8 @@ MAX_REPLY_CHARS = 20_000
 """Characters a reply may hold once its reasoning is removed; a longer one (a runaway model, a server sending a
 megabyte) is not used: it is asked for again, then the step falls back to its offline method."""
 
+# What LangChain raises for a stream that ended before its first chunk (a connection closed early).
+_NO_CHUNKS = "No generation chunks were returned"
 # The keys in which LangChain's provider integrations report why a reply ended.
 _FINISH_KEYS = ("finish_reason", "stop_reason", "done_reason")
 
@@ -101,6 +105,61 @@ def unusable(message: BaseMessage, text: str, language: str | None) -> str | Non
     return None
 
 
+def _until_cut_off(chunks: Iterator[BaseMessageChunk]) -> Iterator[BaseMessageChunk]:
+    """The chunks of a stream; one whose connection closed before the first chunk just ends (LangChain raises)."""
+    try:
+        yield from chunks
+    except ValueError as error:
+        if str(error) != _NO_CHUNKS:
+            raise
+
+
+def read_reply(
+    chunks: Iterator[BaseMessageChunk],
+    *,
+    show: Callable[[str], None] | None,
+    check: Callable[[str], str],
+    budget: CallBudget | None,
+) -> BaseMessageChunk:
+    """Read a streamed reply, showing it as it passes the answer's checks, and stop it when it cannot be used.
+
+    Args:
+        chunks: The reply's chunks, as the chat model streams them.
+        show: Given each stretch of checked text as it settles (see :class:`~selfcrag.llm.output.CheckedStream`).
+        check: What each stretch passes through before it is shown.
+        budget: The question's chat budget: its deadline bounds the whole stream, not only each read.
+
+    Returns:
+        The whole reply.
+
+    Raises:
+        UnusableReplyError: The reply grew past :data:`MAX_REPLY_CHARS`, or the stream ended before its first token.
+        BudgetSpentError: The question's deadline passed while the reply streamed.
+    """
+    stream = CheckedStream(check, limit=MAX_REPLY_CHARS)
+    reply: BaseMessageChunk | None = None
+    try:
+        for chunk in _until_cut_off(chunks):
+            reply = chunk if reply is None else reply + chunk
+            shown = stream.feed(chunk.text)
+            if shown and show is not None:
+                show(shown)
+            if stream.over_limit:
+                raise UnusableReplyError(f"the reply grew past the limit of {MAX_REPLY_CHARS:,} characters")
+            if budget is not None and budget.remaining() <= 0:
+                raise BudgetSpentError("the question's time for the chat model ran out while the answer streamed")
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()  # stops the request: nothing more is read of a reply that is not used
+    if reply is None:
+        raise UnusableReplyError("the reply was cut off")
+    rest = stream.flush()
+    if rest and show is not None:
+        show(rest)
+    return reply
+
+
 def invoke_text(
     model: BaseChatModel,
     messages: Sequence[BaseMessage],
@@ -111,11 +170,16 @@ def invoke_text(
     language: str | None = None,
     on_retry: OnRetry | None = None,
     budget: CallBudget | None = None,
+    show: Callable[[str], None] | None = None,
+    check: Callable[[str], str] = checked_answer,
 ) -> str:
-    """Ask the chat model for a text reply, retrying faults and unusable replies.
+    """Ask the chat model for a text reply, streaming it through the answer's checks, retrying what fails.
+
+    The request is tagged ``nostream``: LangGraph's ``messages`` stream (LangGraph Studio's) never carries its raw
+    tokens. Only text that passed the checks reaches ``show``, and the step's result reaches the state.
 
     Args:
-        model: The chat model (its tokens stream when the graph streams messages).
+        model: The chat model.
         messages: The prompt.
         name: Run name, shown in traces.
         attempts: Tries per request on transient faults (429, 5xx, timeouts, dropped connections).
@@ -124,6 +188,8 @@ def invoke_text(
         on_retry: Told why each failed attempt failed, before the next one; a streaming
             caller uses it to withdraw the tokens already shown.
         budget: The question's chat budget, shared by its steps.
+        show: Given the reply's checked text as it streams.
+        check: What streamed text passes through (default: plain links, no credentials).
 
     Returns:
         The reply's text, without ``<think>`` blocks, with images and links as plain text and no
@@ -134,10 +200,25 @@ def invoke_text(
         openai.OpenAIError: A request failed for good (after its retries).
     """
     reason = ""
+    config: RunnableConfig = {"run_name": name, "tags": ["nostream"]}
     for attempt in range(max(reply_attempts, 1)):
         if attempt and on_retry is not None:
             on_retry(reason)
-        reply = invoke_with_retries(model, list(messages), {"run_name": name}, attempts, on_retry, budget)
+        try:
+            reply = invoke_with_retries(
+                model,
+                list(messages),
+                config,
+                attempts,
+                on_retry,
+                budget,
+                read=partial(read_reply, show=show, check=check, budget=budget),
+            )
+        except UnusableReplyError as error:
+            if isinstance(error, MalformedReplyError):
+                raise  # the endpoint failing, not a reply worth asking for again
+            reason = str(error)
+            continue
         text = strip_think(reply.text)
         problem = unusable(reply, text, language)
         if problem is None:
