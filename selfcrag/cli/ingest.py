@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import atexit
+import ctypes
+import os
+import shutil
+import signal
+import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from selfcrag.cli.app import DataDir, app, context_for, err, out, progress_reporter, user_errors
+from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, progress_reporter, user_errors
 from selfcrag.cli.terminal import one_line
+from selfcrag.settings import Settings
+
+# prctl(2): the signal a child gets when its parent dies.
+PR_SET_PDEATHSIG = 1
 
 
 @app.command()
@@ -23,10 +35,15 @@ def ingest(
     data_dir: DataDir = None,
 ) -> None:
     """Index documents: sentence by sentence, dense vectors and BM25."""
+    with user_errors():
+        settings = context_for(data_dir).settings()
+    in_child_process(lambda: _ingest(paths, prune, settings), settings.data_dir)
+
+
+def _ingest(paths: list[Path], prune: bool, settings: Settings) -> None:
     from selfcrag.index.ingest import ingest as run_ingest
 
     with user_errors(), progress_reporter() as progress:
-        settings = context_for(data_dir).settings()
         summary = run_ingest(
             paths,
             settings,
@@ -50,3 +67,84 @@ def ingest(
         err.print(f"skipped {one_line(skipped.path)}: {one_line(skipped.reason)}", markup=False, soft_wrap=True)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} file(s) skipped", markup=False)
+
+
+def in_child_process(work: Callable[[], None], data_dir: Path) -> None:
+    """Run an ingest in a forked child, so that a signal that kills it is one line, not a silent death.
+
+    The engine writes its files through memory maps: when the disk fills up, the
+    kernel stops the process with SIGBUS, which no Python code can catch. The
+    parent waits, removes what the child left (its unfinished generation, its
+    view of the current one) and says what happened. The child's output, errors
+    and exit status pass through unchanged; it dies with the parent (kill -9 of
+    ``selfcrag ingest`` stops the work too).
+
+    Args:
+        work: The command's body.
+        data_dir: The data folder written.
+    """
+    if not hasattr(os, "fork"):
+        work()
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(_child(work, parent))
+    # Ctrl-C reaches both processes: the child answers it (the previous index is unchanged).
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _, status = os.waitpid(pid, 0)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if os.WIFEXITED(status):
+        if os.WEXITSTATUS(status):
+            raise typer.Exit(os.WEXITSTATUS(status))
+        return
+    raise fail(_after_killed_child(os.WTERMSIG(status), data_dir))
+
+
+def _child(work: Callable[[], None], parent: int) -> int:
+    """The forked child: run the work and return its exit status (never return into the caller's stack)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # not Linux: the child outlives a killed parent
+    status = 1
+    try:
+        if os.getppid() != parent:
+            return 1  # the parent died before prctl took effect
+        work()
+        status = 0
+    except typer.Exit as done:
+        status = done.exit_code
+    except SystemExit as done:
+        status = done.code if isinstance(done.code, int) else 1
+    except BaseException:  # noqa: BLE001 - an error of ours: it keeps its traceback
+        traceback.print_exc()
+    finally:
+        # What a normal exit does; os._exit follows, so the caller's stack never runs twice.
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return status
+
+
+def _after_killed_child(number: int, data_dir: Path) -> str:
+    """Remove a killed ingest's leftovers; return the line that says what happened and what to do."""
+    from selfcrag.index import generations
+
+    name = signal.Signals(number).name
+    free = shutil.disk_usage(generations.nearest_existing(data_dir)).free / 2**20
+    root = generations.index_root(data_dir)
+    if root.is_dir():
+        with generations.writer_lock(root, wait=False) as mine:
+            if mine:  # else another ingest already took over, and removes them itself
+                generations.clean_leftovers(root)
+    if number == signal.SIGBUS and free < 64:
+        return (
+            f"the disk holding {one_line(data_dir)} is full ({free:.1f} MB free): free some space and run the "
+            "ingest again; the previous index is unchanged"
+        )
+    return f"the ingest was stopped by {name}; the previous index is unchanged: run the ingest again"

@@ -5,13 +5,19 @@ the manifest; with a Qdrant server, only the manifest) that is never written
 after it was published. ``<data>/index/CURRENT`` names the generation in use.
 
 * The writer (one at a time: ``writer.lock``; a second one waits, saying so)
-  copies the current generation into a temporary folder, or starts an empty
-  one, updates it, flushes it, renames it to the next generation and then
-  replaces ``CURRENT`` atomically. Killed at any point, it leaves the
-  published generations as they were and a temporary folder that the next
-  writer removes.
+  starts the next generation in a temporary folder only once it has
+  something to change: hard links to the shard files the engine never
+  rewrites, copies of the others and of the manifest
+  (:mod:`selfcrag.index.shard_files`). It updates it, flushes it, renames it
+  to the next generation and then replaces ``CURRENT`` atomically. Killed at
+  any point, it leaves the published generations as they were and a
+  temporary folder that the next writer removes.
 * A reader holds a shared lock on the generation it has open and, before each
-  search, checks whether ``CURRENT`` moved; if so it opens the new one.
+  search, checks whether ``CURRENT`` moved; if so it opens the new one. The
+  engine writes into any shard it loads, so a reader loads a private view of
+  the shard (``<data>/index/.views/``, hard links and small copies) that it
+  removes when it closes; a view whose reader died is removed by the next
+  reader or writer.
 * The writer deletes the generations that no reader holds any more (it takes
   their lock exclusively, renames, then removes), and leaves the others for a
   later run.
@@ -24,10 +30,11 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -39,12 +46,35 @@ from selfcrag.errors import UserError
 INDEX_DIR = "index"
 POINTER = "CURRENT"
 READERS_LOCK = "readers.lock"
+VIEWS_DIR = ".views"
 _NAME = re.compile(r"gen-(\d{6,})")
 
 
 def index_root(data_dir: Path) -> Path:
     """The folder holding the generations of a data folder."""
     return data_dir / INDEX_DIR
+
+
+def nearest_existing(data_dir: Path) -> Path:
+    """The first of a data folder's index folder, the data folder and its parents that exists."""
+    for path in (index_root(data_dir), data_dir, *data_dir.parents):
+        if path.exists() or path.is_symlink():
+            return path
+    return Path.cwd()
+
+
+def check_data_dir(data_dir: Path) -> None:
+    """Make sure a data folder can hold an index: no file stands where a folder must be.
+
+    Raises:
+        UserError: The data folder, its index folder or a parent of them is a file.
+    """
+    path = nearest_existing(data_dir)
+    if not path.is_dir():
+        raise UserError(
+            f"the data folder {data_dir} cannot be used: {path} is a file, not a folder; "
+            "set --data-dir or SELFCRAG_DATA_DIR to a folder"
+        )
 
 
 def generation_number(name: str) -> int:
@@ -152,7 +182,7 @@ def acquire(root: Path, attempts: int = 200) -> Lease | None:
 
 
 @contextmanager
-def writer_lock(root: Path, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+def writer_lock(root: Path, on_wait: Callable[[str], None] | None = None, *, wait: bool = True) -> Iterator[bool]:
     """Be the only writer of an index folder for the duration of the block.
 
     A second writer waits (calling ``on_wait`` once with a message) rather than failing.
@@ -160,6 +190,10 @@ def writer_lock(root: Path, on_wait: Callable[[str], None] | None = None) -> Ite
     Args:
         root: The index folder.
         on_wait: Told once that this process waits, and why.
+        wait: Wait for another writer; otherwise the block runs at once, told False when the lock is taken.
+
+    Yields:
+        Whether this process holds the lock.
     """
     root.mkdir(parents=True, exist_ok=True)
     handle = (root / "writer.lock").open("a")
@@ -167,10 +201,13 @@ def writer_lock(root: Path, on_wait: Callable[[str], None] | None = None) -> Ite
         try:
             portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
         except portalocker.exceptions.LockException:
+            if not wait:
+                yield False
+                return
             if on_wait:
                 on_wait(f"another ingest is writing the index in {root.parent}; waiting for it to finish...")
             portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE)
-        yield
+        yield True
     finally:
         try:
             portalocker.unlock(handle)
@@ -186,24 +223,16 @@ def published(root: Path) -> list[str]:
     return sorted(names, key=generation_number)
 
 
-def begin(root: Path, copy_current: bool = True) -> Path:
-    """Start the next generation in a temporary folder (writer only).
-
-    Args:
-        root: The index folder.
-        copy_current: Start from a copy of the current generation; otherwise empty.
+def begin(root: Path) -> Path:
+    """Start the next generation in an empty temporary folder (writer only).
 
     Returns:
         The temporary folder.
     """
     clean_leftovers(root)
-    current = read_pointer(root)
     number = max([generation_number(n) for n in published(root)] + [0]) + 1
     tmp = root / f".gen-{number:06d}.tmp"
-    if copy_current and current is not None and (root / current).exists():
-        shutil.copytree(root / current, tmp, ignore=shutil.ignore_patterns(READERS_LOCK))
-    else:
-        tmp.mkdir(parents=True)
+    tmp.mkdir(parents=True)
     return tmp
 
 
@@ -216,7 +245,8 @@ def publish(root: Path, tmp: Path) -> str:
     name = tmp.name.removeprefix(".").removesuffix(".tmp")
     (tmp / READERS_LOCK).touch()
     for path in tmp.rglob("*"):
-        if path.is_file():
+        # A file with other links is shared with a published generation: its data is on disk already.
+        if path.is_file() and path.stat().st_nlink == 1:
             with path.open("rb") as handle:
                 os.fsync(handle.fileno())
     final = root / name
@@ -235,6 +265,7 @@ def clean_leftovers(root: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
         elif path.name.startswith(f".{POINTER}.") and path.name.endswith(".tmp"):
             path.unlink(missing_ok=True)
+    remove_stale_views(root / VIEWS_DIR)
 
 
 def sweep(root: Path) -> list[str]:
@@ -268,3 +299,95 @@ def sweep(root: Path) -> list[str]:
                 handle.close()
         shutil.rmtree(root / f".{name}.trash", ignore_errors=True)
     return deleted
+
+
+# --------------------------------------------------------------------------- readers' views
+
+
+@dataclass
+class View:
+    """A reader's private folder beside the generations, removed when the reader closes.
+
+    A lock file beside it (``<name>.lock``) is held while the reader lives:
+    whoever can take it knows the reader is gone and removes the view.
+    """
+
+    path: Path
+    handle: IO[str]
+
+    def release(self) -> None:
+        """Remove the view (and the views folder, when it was the last one)."""
+        try:
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path.with_name(self.path.name + ".lock").unlink(missing_ok=True)
+        finally:
+            self.handle.close()
+        with suppress(OSError):
+            self.path.parent.rmdir()  # fails while other views are there
+
+
+def open_view(views: Path, name: str) -> View:
+    """Make an empty private folder for a reader of generation ``name`` (removing the views of dead readers).
+
+    Args:
+        views: The folder of views (``<data>/index/.views``, or one in the temporary folder).
+        name: The generation the view is of.
+
+    Raises:
+        OSError: The folder cannot be made (a full disk, a read-only data folder).
+    """
+    remove_stale_views(views)
+    while True:
+        token = f"{name}.{os.getpid()}.{secrets.token_hex(4)}"
+        # Locked under a temporary name, then renamed: a cleaner never finds the lock file unlocked.
+        pending = views / f"{token}.lock.tmp"
+        views.mkdir(exist_ok=True)
+        try:
+            handle = pending.open("a")
+        except FileNotFoundError:
+            continue  # the last view was just closed and took the folder with it
+        try:
+            portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+            os.rename(pending, views / f"{token}.lock")
+        except (portalocker.exceptions.LockException, FileNotFoundError):
+            handle.close()  # a cleaner took it between open and lock: try another name
+            continue
+        except BaseException:
+            handle.close()
+            pending.unlink(missing_ok=True)
+            raise
+        try:
+            (views / token).mkdir()
+        except BaseException:
+            View(views / token, handle).release()
+            raise
+        return View(views / token, handle)
+
+
+def remove_stale_views(views: Path) -> None:
+    """Remove the views in a folder of views whose readers are gone (their lock is free)."""
+    if not views.is_dir():
+        return
+    # Folders first: a view's lock file exists before its folder does, so a folder listed here
+    # whose lock is not listed next was being removed.
+    folders = [path for path in views.iterdir() if path.is_dir()]
+    locks = {p.name.removesuffix(".lock.tmp").removesuffix(".lock"): p for p in views.glob("*.lock*")}
+    for path in folders:
+        if path.name not in locks:
+            shutil.rmtree(path, ignore_errors=True)
+    for token, lock in locks.items():
+        try:
+            handle = lock.open("a")
+        except OSError:
+            continue
+        try:
+            try:
+                portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+            except portalocker.exceptions.LockException:
+                continue  # its reader lives
+            shutil.rmtree(views / token, ignore_errors=True)
+            lock.unlink(missing_ok=True)
+        finally:
+            handle.close()
+    with suppress(OSError):
+        views.rmdir()  # fails while views are there

@@ -5,14 +5,18 @@ thousand sentences at a time (:class:`~selfcrag.index.writer.IndexWriter`),
 so memory does not grow with the corpus. Unchanged documents (same content
 hash) are skipped. Before anything else the writer checks the engine's data
 against the manifest: documents whose points are missing (a deleted
-collection, damaged files) are read again from their files and re-embedded.
+collection, damaged files) are read again from their files and re-embedded,
+and data that cannot be trusted is rebuilt from the documents.
 The new generation becomes current with one atomic rename of a pointer file;
-a failed or killed ingest leaves the previous one in use.
+a run with nothing to change publishes nothing, and a failed or killed ingest
+leaves the previous one in use. A full disk is one line, and the unfinished
+generation is removed.
 """
 
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,9 +24,11 @@ from pathlib import Path
 
 from selfcrag.errors import EmbeddingServiceError, UserError
 from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, nothing_to_ingest, read_document
+from selfcrag.index import generations
 from selfcrag.index.embed import load_embedder
 from selfcrag.index.engine import open_writer
 from selfcrag.index.records import content_hash, document_id
+from selfcrag.index.store import EngineError, is_disk_full
 from selfcrag.index.writer import IndexWriter, PreparedDocument, prepare_document
 from selfcrag.settings import Settings
 from selfcrag.split import document_title
@@ -119,7 +125,8 @@ def ingest(
         What was done, including the files skipped and why.
 
     Raises:
-        UserError: Nothing to read: every path is missing, or holds no supported file.
+        UserError: Nothing to read: every path is missing, or holds no supported file; the disk is
+            full; the engine failed writing (the previous index stays in use).
     """
     began = time.perf_counter()
     summary = IngestSummary()
@@ -128,11 +135,11 @@ def ingest(
         raise UserError(nothing_to_ingest(paths, skipped))
     summary.skipped.extend(skipped)
     embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
-    with open_writer(settings, embedder, on_wait=on_wait, progress=progress) as writer:
-        _remove_legacy(settings.data_dir, summary.notes)
-        if writer.report.rebuilt:
-            summary.notes.append(writer.report.rebuilt)
-        try:
+    try:
+        with open_writer(settings, embedder, on_wait=on_wait, progress=progress) as writer:
+            _remove_legacy(settings.data_dir, summary.notes)
+            if writer.report.rebuilt:
+                summary.notes.append(writer.report.rebuilt)
             seen = _ingest_files(writer, files, embedder.max_chars, summary, progress)
             _repair(writer, seen, embedder.max_chars, summary)
             if prune:
@@ -140,16 +147,25 @@ def ingest(
                     if entry.doc_id not in seen and not Path(entry.source).exists():
                         writer.remove(entry.doc_id)
                         summary.removed += 1
+            # What the index holds, read before the commit closes the manifest.
+            documents = writer.documents()
+            summary.documents = len(documents)
+            summary.sentences = sum(entry.sentence_count for entry in documents)
             writer.commit()
-        except EmbeddingServiceError as error:
-            raise EmbeddingServiceError(f"{error}; the previous index is unchanged") from None
-        summary.embedded = writer.report.embedded
-        summary.embed_seconds = writer.report.embed_seconds
-    from selfcrag.index.engine import open_reader
-
-    with open_reader(settings) as reader:
-        summary.documents = reader.document_count()
-        summary.sentences = reader.sentence_count()
+            summary.embedded = writer.report.embedded
+            summary.embed_seconds = writer.report.embed_seconds
+    except EmbeddingServiceError as error:
+        raise EmbeddingServiceError(f"{error}; the previous index is unchanged") from None
+    except (OSError, sqlite3.OperationalError, EngineError) as error:
+        if is_disk_full(error):
+            free = shutil.disk_usage(generations.nearest_existing(settings.data_dir)).free / 2**20
+            raise UserError(
+                f"the disk holding {settings.data_dir} is full ({free:.1f} MB free): free some space and "
+                "run the ingest again; the previous index is unchanged"
+            ) from None
+        if isinstance(error, EngineError):
+            raise UserError(f"the index engine failed ({error}); the previous index is unchanged") from None
+        raise
     summary.seconds = time.perf_counter() - began
     return summary
 

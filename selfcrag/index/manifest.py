@@ -6,7 +6,9 @@ holds the documents (path, title, content hash, sentence count, the
 collection statistics the sparse weights were written with, and each term's
 document frequency (for the offline heuristics; the engine keeps its own for
 ranking). It carries a format name and version: a file that is not one of
-ours, or of another version, is refused with one line that says what to do.
+ours, or of another version, or one whose tables or values are not what
+selfcrag writes (a dropped table, ``points = 'x'``, text where a count
+belongs) is refused with one line that says what to do.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ FORMAT_VERSION = 1
 # How documents are read, split and tokenised into points. Bump it whenever a
 # change to files/, split/ or tokenize.py alters the points of an unchanged
 # file: the next ingest then indexes such documents again (1: before the
-# version was kept; 2: table-of-contents dot leaders stay in one sentence).
+# version was kept; 2: table-of-contents dot leaders stay in one sentence;
+# 3: underlined headings, titles from a real title line, Markdown without its
+# HTML, man pages by section, PDF titles and "#" lines of PDF code as text).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
-INDEXING_VERSION = 2
+INDEXING_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,6 +48,31 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE TABLE IF NOT EXISTS indexed_with (doc_id TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS term_df (term INTEGER PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
 """
+# The columns each table must have (``indexed_with`` is missing from manifests older than it).
+_COLUMNS = {
+    "meta": {"key", "value"},
+    "documents": {"doc_id", "source", "title", "content_hash", "sentence_count", "terms", "seq"},
+    "term_df": {"term", "df"},
+}
+# Metadata values and what they must parse as, when present.
+_META_NUMBERS = {"points": int, "dim": int, "tokenizer": int, "avg_length": float, "k1": float, "b": float}
+_DOCUMENT_TYPES = (
+    "typeof(doc_id) != 'text' OR typeof(source) != 'text' OR typeof(title) != 'text' "
+    "OR typeof(content_hash) != 'text' OR typeof(sentence_count) != 'integer' OR sentence_count < 0 "
+    "OR typeof(terms) != 'integer' OR terms < 0 OR typeof(seq) != 'integer'"
+)
+
+
+class ManifestError(UserError):
+    """A manifest that selfcrag cannot use: damaged, foreign, of another version, or with values it never writes.
+
+    Attributes:
+        reason: What is wrong, without the advice (an ingest rebuilds the index instead).
+    """
+
+    def __init__(self, path: Path, reason: str, fix: str) -> None:
+        super().__init__(f"{path} {reason}: {fix}")
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +114,14 @@ class Manifest:
             if self._meta_raw("format") is None:
                 self.set_meta(format=FORMAT_NAME, format_version=FORMAT_VERSION)
         else:
-            if not path.exists():
-                raise UserError(f"the index manifest {path} is missing: run `selfcrag ingest PATH` again")
+            if not path.is_file():
+                raise ManifestError(path, "is missing", "run `selfcrag ingest PATH` again")
             self.db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-        self._check()
+        try:
+            self._check()
+        except BaseException:
+            self.db.close()
+            raise
 
     def _meta_raw(self, key: str) -> str | None:
         try:
@@ -96,6 +129,9 @@ class Manifest:
         except sqlite3.DatabaseError:
             return None
         return row[0] if row else None
+
+    def _damaged(self, reason: str) -> ManifestError:
+        return ManifestError(self.path, reason, "run `selfcrag ingest PATH` to rebuild the index")
 
     def _check(self) -> None:
         fix = "move the data folder away and run `selfcrag ingest PATH` again"
@@ -106,14 +142,61 @@ class Manifest:
         except sqlite3.DatabaseError:
             name = version = None
         if name != FORMAT_NAME:
-            self.db.close()
-            raise UserError(f"{self.path} is not a selfcrag index manifest (damaged or foreign file): {fix}")
+            raise ManifestError(self.path, "is not a selfcrag index manifest (damaged or foreign file)", fix)
         if version != str(FORMAT_VERSION):
-            self.db.close()
-            raise UserError(
-                f"{self.path} was written by another selfcrag version (format {version}, "
-                f"this one reads {FORMAT_VERSION}): {fix}"
+            raise ManifestError(
+                self.path,
+                f"was written by another selfcrag version (format {version}, this one reads {FORMAT_VERSION})",
+                fix,
             )
+        try:
+            tables = {
+                table: {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+                for (table,) in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            for table, columns in _COLUMNS.items():
+                if table not in tables:
+                    raise self._damaged(f"is damaged (its {table} table is missing)")
+                missing = ", ".join(sorted(columns - tables[table]))
+                if missing:
+                    raise self._damaged(f"is damaged (its {table} table lacks {missing})")
+            self._versions_kept = "indexed_with" in tables
+            for key, kind in _META_NUMBERS.items():
+                value = self._meta_raw(key)
+                if value is not None and not _parses(value, kind):
+                    raise self._damaged(f"is damaged (its {key} is {value!r}, not a number)")
+            if self.db.execute(f"SELECT 1 FROM documents WHERE {_DOCUMENT_TYPES} LIMIT 1").fetchone():
+                raise self._damaged("is damaged (a document row holds a value selfcrag never writes)")
+        except sqlite3.DatabaseError as error:
+            raise self._damaged(f"is damaged ({error})") from None
+
+    def validate(self) -> None:
+        """Check every row, term statistics included (the writer does before it builds on a manifest).
+
+        Raises:
+            ManifestError: A row holds a value selfcrag never writes.
+        """
+        checks = {
+            "term_df": "SELECT 1 FROM term_df WHERE typeof(term) != 'integer' OR typeof(df) != 'integer' LIMIT 1",
+            "indexed_with": "SELECT 1 FROM indexed_with WHERE typeof(doc_id) != 'text' "
+            "OR typeof(version) != 'integer' LIMIT 1",
+        }
+        for table, sql in checks.items():
+            if table == "indexed_with" and not self._versions_kept:
+                continue
+            try:
+                wrong = self.db.execute(sql).fetchone()
+            except sqlite3.DatabaseError as error:
+                raise self._damaged(f"is damaged ({error})") from None
+            if wrong:
+                raise self._damaged(f"is damaged (a {table} row holds a value selfcrag never writes)")
+
+    def _rows(self, sql: str, parameters: tuple[object, ...] = ()) -> list[tuple]:
+        """Run a query; a damaged page of the file is one line, as at open."""
+        try:
+            return self.db.execute(sql, parameters).fetchall()
+        except sqlite3.DatabaseError as error:
+            raise self._damaged(f"is damaged ({error})") from None
 
     # ------------------------------------------------------------------ meta
 
@@ -138,29 +221,42 @@ class Manifest:
 
     def documents(self) -> Iterator[DocumentEntry]:
         """All documents, in ingestion order."""
-        for row in self.db.execute(
+        for row in self._rows(
             "SELECT doc_id, source, title, content_hash, sentence_count, terms FROM documents ORDER BY seq"
         ):
             yield DocumentEntry(*row)
 
     def document(self, doc_id: str) -> DocumentEntry | None:
         """One document, or None."""
-        row = self.db.execute(
+        rows = self._rows(
             "SELECT doc_id, source, title, content_hash, sentence_count, terms FROM documents WHERE doc_id = ?",
             (doc_id,),
-        ).fetchone()
-        return DocumentEntry(*row) if row else None
+        )
+        return DocumentEntry(*rows[0]) if rows else None
 
     def document_count(self) -> int:
         """Number of documents."""
-        return int(self.db.execute("SELECT count(*) FROM documents").fetchone()[0])
+        return int(self._rows("SELECT count(*) FROM documents")[0][0])
 
     def totals(self) -> tuple[int, int]:
         """``(sentences, terms)`` over all documents."""
-        row = self.db.execute(
+        sentences, terms = self._rows(
             "SELECT coalesce(sum(sentence_count), 0), coalesce(sum(terms), 0) FROM documents"
-        ).fetchone()
-        return int(row[0]), int(row[1])
+        )[0]
+        return int(sentences), int(terms)
+
+    def sample_positions(self, documents: int = 4) -> list[tuple[str, int]]:
+        """``(doc_id, position)`` of the first and last sentence of the first and last few documents.
+
+        What a quick check of the engine's data reads back (see :mod:`selfcrag.index.checks`).
+        """
+        rows = self._rows(
+            "SELECT doc_id, sentence_count FROM (SELECT * FROM documents WHERE sentence_count > 0 "
+            "ORDER BY seq LIMIT ?) UNION SELECT doc_id, sentence_count FROM (SELECT * FROM documents "
+            "WHERE sentence_count > 0 ORDER BY seq DESC LIMIT ?)",
+            (documents, documents),
+        )
+        return sorted({(doc_id, position) for doc_id, count in rows for position in (0, count - 1)})
 
     def put_document(self, entry: DocumentEntry) -> None:
         """Add or replace a document."""
@@ -180,8 +276,12 @@ class Manifest:
 
     def indexing_version(self, doc_id: str) -> int:
         """The :data:`INDEXING_VERSION` a document was indexed with (1 when it predates the record)."""
-        row = self.db.execute("SELECT version FROM indexed_with WHERE doc_id = ?", (doc_id,)).fetchone()
-        return int(row[0]) if row else 1
+        if not self._versions_kept:
+            return 1
+        rows = self._rows("SELECT version FROM indexed_with WHERE doc_id = ?", (doc_id,))
+        if rows and not isinstance(rows[0][0], int):
+            raise self._damaged("is damaged (an indexed_with row holds a value selfcrag never writes)")
+        return rows[0][0] if rows else 1
 
     def remove_document(self, doc_id: str) -> None:
         """Forget a document."""
@@ -199,8 +299,10 @@ class Manifest:
 
     def document_frequency(self, term: str) -> int:
         """In how many sentences a term occurs."""
-        row = self.db.execute("SELECT df FROM term_df WHERE term = ?", (term_id(term),)).fetchone()
-        return int(row[0]) if row else 0
+        rows = self._rows("SELECT df FROM term_df WHERE term = ?", (term_id(term),))
+        if rows and not isinstance(rows[0][0], int):
+            raise self._damaged("is damaged (a term_df row holds a value selfcrag never writes)")
+        return rows[0][0] if rows else 0
 
     def idf(self, terms: Iterable[str]) -> dict[str, float]:
         """Lucene's IDF of terms, ``log(1 + (N - n + 0.5) / (n + 0.5))``; unseen terms get n = 1."""
@@ -225,3 +327,12 @@ class Manifest:
     def close(self) -> None:
         """Close the database."""
         self.db.close()
+
+
+def _parses(value: str, kind: type) -> bool:
+    """Whether a metadata value reads as a finite, non-negative number of its kind."""
+    try:
+        number = kind(value)
+    except ValueError:
+        return False
+    return math.isfinite(number) and number >= 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -17,10 +18,11 @@ import numpy as np
 
 from selfcrag.errors import NoIndexError, UserError
 from selfcrag.index import generations
+from selfcrag.index.checks import find_damage
 from selfcrag.index.manifest import MANIFEST_FILE, DocumentEntry, Manifest
 from selfcrag.index.points import StoredSentence, document_point_ids, join_sentences, sentence_point_id
 from selfcrag.index.sparse import SparseVector
-from selfcrag.index.store import EdgeStore, SearchLists, SentenceStore, ServerStore
+from selfcrag.index.store import EdgeStore, EngineError, SearchLists, SentenceStore, ServerStore, is_disk_full
 from selfcrag.index.writer import SHARD_DIR, PreparedDocument, ServerTarget
 
 LEGACY_SNAPSHOT = "snapshot.pkl"
@@ -65,6 +67,12 @@ class MemoryIndex:
 class IndexReader:
     """The committed index of a data folder, for searching.
 
+    On Qdrant Edge it loads the shard through a private view (the engine writes
+    into what it loads; a published generation must not change), checks the
+    engine's point count against the manifest and reads a few sentences back:
+    damaged engine files are one line that says to run ``selfcrag ingest``,
+    at open or, when the engine fails later, at the search that meets them.
+
     Args:
         data_dir: The data folder.
         server: The Qdrant server collection; None for the embedded engine.
@@ -89,6 +97,7 @@ class IndexReader:
         self._open()
 
     def _open(self) -> None:
+        generations.check_data_dir(self.data_dir)
         if (self.data_dir / LEGACY_SNAPSHOT).exists() and not self.root.exists():
             raise UserError(
                 f"{self.data_dir} holds an index of an older selfcrag version (never read: it is a "
@@ -97,10 +106,13 @@ class IndexReader:
         lease = generations.acquire(self.root)
         if lease is None:
             raise NoIndexError(f"nothing is indexed in {self.data_dir} yet: run `selfcrag ingest PATH` first")
+        manifest: Manifest | None = None
         try:
             manifest = Manifest(lease.path / MANIFEST_FILE)
-            store = self._open_store(lease.path)
+            store = self._open_store(lease.path, manifest)
         except BaseException:
+            if manifest is not None:
+                manifest.close()
             lease.release()
             raise
         self.lease, self.manifest, self.store = lease, manifest, store
@@ -108,8 +120,12 @@ class IndexReader:
             self.close()
             raise NoIndexError(f"nothing is indexed in {self.data_dir} yet: run `selfcrag ingest PATH` first")
 
-    def _open_store(self, path: Path) -> SentenceStore:
-        repair = f"run `selfcrag ingest PATH` to repair the index in {self.data_dir}"
+    @property
+    def _repair(self) -> str:
+        return f"run `selfcrag ingest PATH` to repair the index in {self.data_dir}"
+
+    def _open_store(self, path: Path, manifest: Manifest) -> SentenceStore:
+        repair = self._repair
         if self.server is not None:
             store = ServerStore(self.server.client, self.server.collection)
             if not store.exists():
@@ -119,9 +135,34 @@ class IndexReader:
         if not shard.is_dir():
             raise UserError(f"the index data in {shard} is missing: {repair}")
         try:
-            return EdgeStore(shard)
-        except Exception as error:  # noqa: BLE001 - the engine's errors are many; all mean damage here
-            raise UserError(f"the index data in {shard} cannot be loaded ({type(error).__name__}): {repair}") from None
+            edge = EdgeStore.open_view(shard, self.root, path.name)
+        except EngineError as error:
+            raise UserError(f"the index data in {shard} cannot be loaded ({error}): {repair}") from None
+        except OSError as error:
+            if is_disk_full(error):
+                raise UserError(
+                    f"the disk holding {self.data_dir} is full: free some space to open the index there"
+                ) from None
+            raise UserError(f"cannot open the index in {self.data_dir}: {error.strerror or error}") from None
+        try:
+            damage = find_damage(edge, manifest)
+        except EngineError as error:
+            damage = str(error)
+        except BaseException:
+            self._close_parts(None, None, edge)
+            raise
+        if damage:
+            self._close_parts(None, None, edge)
+            raise UserError(f"the index data in {shard} is damaged ({damage}): {repair}")
+        return edge
+
+    @contextmanager
+    def _engine_failures(self) -> Iterator[None]:
+        """Damage the checks at open could not see is still one line, at the search that meets it."""
+        try:
+            yield
+        except EngineError as error:
+            raise UserError(f"the index data in {self.data_dir} is damaged ({error}): {self._repair}") from None
 
     @property
     def generation(self) -> str:
@@ -171,7 +212,8 @@ class IndexReader:
         """Rank sentences (see :meth:`SentenceStore.search`)."""
         store = self.store
         assert store is not None
-        return store.search(dense, sparse, candidates=candidates, limit=limit, rrf_k=rrf_k, weights=weights)
+        with self._engine_failures():
+            return store.search(dense, sparse, candidates=candidates, limit=limit, rrf_k=rrf_k, weights=weights)
 
     def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
         """Fetch sentences by ``(doc_id, position)`` (retrieve by computed id); those that do not exist are absent."""
@@ -188,7 +230,8 @@ class IndexReader:
                 else:
                     wanted[sentence_point_id(*key)] = key
             if wanted:
-                found = self.store.retrieve(list(wanted))
+                with self._engine_failures():
+                    found = self.store.retrieve(list(wanted))
                 for pid, key in wanted.items():
                     point = found.get(pid)
                     self._remember(key, point.sentence if point is not None else None)
@@ -205,7 +248,8 @@ class IndexReader:
         """Fetch sentences by point id (the hits of a search)."""
         with self._lock:
             assert self.store is not None
-            found = {pid: point.sentence for pid, point in self.store.retrieve(ids).items()}
+            with self._engine_failures():
+                found = {pid: point.sentence for pid, point in self.store.retrieve(ids).items()}
             for sentence in found.values():
                 self._remember((sentence.doc_id, sentence.position), sentence)
             return found
@@ -217,7 +261,7 @@ class IndexReader:
             if entry is None:
                 continue
             for start in range(0, entry.sentence_count, 1024):
-                with self._lock:
+                with self._lock, self._engine_failures():
                     assert self.store is not None
                     found = self.store.retrieve(
                         document_point_ids(entry.doc_id, range(start, min(start + 1024, entry.sentence_count)))
@@ -233,7 +277,8 @@ class IndexReader:
         store = self.store
         assert store is not None
         wanted = {sentence_point_id(d, p): (d, p) for d, p in keys}
-        found = store.retrieve(list(wanted), dense=True)
+        with self._engine_failures():
+            found = store.retrieve(list(wanted), dense=True)
         return {wanted[pid]: point.dense for pid, point in found.items() if point.dense is not None}
 
     def document(self, doc_id: str) -> DocumentEntry | None:
@@ -252,7 +297,8 @@ class IndexReader:
         """Points the engine holds (equal to :meth:`sentence_count` in a sound index)."""
         store = self.store
         assert store is not None
-        return store.count()
+        with self._engine_failures():
+            return store.count()
 
     @property
     def avg_length(self) -> float:
@@ -283,12 +329,16 @@ class IndexReader:
 
     @staticmethod
     def _close_parts(lease: generations.Lease | None, manifest: Manifest | None, store: SentenceStore | None) -> None:
-        if store is not None and isinstance(store, EdgeStore):
-            store.close()
-        if manifest is not None:
-            manifest.close()
-        if lease is not None:
-            lease.release()
+        try:
+            if store is not None and isinstance(store, EdgeStore):
+                store.close()
+        except EngineError:
+            pass  # closing a damaged shard: what matters is that its view and lease are released
+        finally:
+            if manifest is not None:
+                manifest.close()
+            if lease is not None:
+                lease.release()
 
     def close(self) -> None:
         """Release the generation (an ingest may then delete it)."""

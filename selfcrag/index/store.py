@@ -7,14 +7,23 @@ in one request), ``retrieve`` (points by computed id) and ``count``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import errno
+import os
+import sqlite3
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
+from selfcrag.index import generations
 from selfcrag.index.points import DENSE, SPARSE, SentencePoint, StoredSentence
+from selfcrag.index.shard_files import mirror_shard
 from selfcrag.index.sparse import SparseVector
 
 # Ties of two sentences under equal weights are broken by the engine in no
@@ -41,6 +50,8 @@ class IndexOptions:
             parts; 150 MB is about 150K 512-d or 195K 384-d float16 vectors). A segment
             build maps its whole segment (float32 working copy, quantized copy, payload,
             sparse store), so this bounds the peak memory of an ingest.
+        indexing_threshold: KB of vectors above which a segment is optimized (HNSW built, the
+            segment made immutable); None leaves the engine's default (Edge only).
         shard_number: Shards of the collection (server only).
         replication_factor: Copies of each shard (server only).
     """
@@ -50,6 +61,7 @@ class IndexOptions:
     hnsw_m: int = 16
     hnsw_ef_construct: int = 100
     max_segment_size: int = 150_000
+    indexing_threshold: int | None = None
     shard_number: int = 1
     replication_factor: int = 1
 
@@ -159,6 +171,122 @@ def _uuid_str(value: Any) -> str:
     return str(value) if not isinstance(value, str) else value
 
 
+class EngineError(Exception):
+    """The embedded engine failed on a shard: an error it returned, or a Rust panic.
+
+    Damaged files, or a disk that is full, are the usual causes.
+
+    Attributes:
+        cause: What the engine raised.
+    """
+
+    def __init__(self, cause: BaseException) -> None:
+        lines = str(cause).strip().splitlines()
+        super().__init__(f"{type(cause).__name__}: {lines[0]}" if lines else type(cause).__name__)
+        self.cause = cause
+
+
+class _StderrHold:
+    """Holds what is written to file descriptor 2 while the engine reads, and drops it when the engine panicked.
+
+    Rust prints a panic's message (and, with ``RUST_BACKTRACE`` set, a backtrace)
+    to stderr before pyo3 turns it into an exception; selfcrag reports the
+    damage in one line instead. Anything else written meanwhile (by other
+    threads) is written out when the last engine call ends; a window with a
+    panic in it is dropped whole.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+        self.saved = -1
+        self.capture: IO[bytes] | None = None
+        self.panicked = False
+
+    def enter(self) -> None:
+        with self.lock:
+            if self.users == 0:
+                if sys.stderr is not None:
+                    sys.stderr.flush()
+                if self.capture is None:
+                    self.capture = tempfile.TemporaryFile()
+                self.saved = os.dup(2)
+                os.dup2(self.capture.fileno(), 2)
+            self.users += 1
+
+    def leave(self, panicked: bool) -> None:
+        with self.lock:
+            self.users -= 1
+            self.panicked = self.panicked or panicked
+            if self.users:
+                return
+            assert self.capture is not None
+            if sys.stderr is not None:
+                sys.stderr.flush()
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
+            size = os.fstat(self.capture.fileno()).st_size
+            held = b"" if self.panicked or not size else os.pread(self.capture.fileno(), size, 0)
+            os.ftruncate(self.capture.fileno(), 0)
+            self.panicked = False
+        if held:
+            os.write(2, held)
+
+
+_stderr_hold = _StderrHold()
+
+
+def _is_panic(error: BaseException) -> bool:
+    # pyo3 creates its PanicException class lazily (module pyo3_runtime): matched by name.
+    return type(error).__name__ == "PanicException"
+
+
+@contextmanager
+def _engine(*, reading: bool = False) -> Iterator[None]:
+    """Turn what the engine raises, its panics included, into :class:`EngineError`.
+
+    Args:
+        reading: The call only reads; its panic message is kept off stderr (see :class:`_StderrHold`).
+            Writes are left alone: they run long, beside a progress bar on stderr.
+    """
+    if reading:
+        _stderr_hold.enter()
+    panicked = False
+    try:
+        yield
+    except EngineError:
+        raise
+    except Exception as error:
+        raise EngineError(error) from error
+    except BaseException as error:
+        # A Rust panic reaches Python as a BaseException that `except Exception` lets through.
+        if not _is_panic(error):
+            raise
+        panicked = True
+        raise EngineError(error) from error
+    finally:
+        if reading:
+            _stderr_hold.leave(panicked)
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether an error, or one it was raised from, says the disk is full."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(seen, sqlite3.OperationalError) and "full" in str(seen):
+            return True
+        if isinstance(seen, EngineError):
+            seen = seen.cause
+            continue
+        text = str(seen)
+        if "No space left on device" in text or "os error 28" in text or "Disk quota exceeded" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 # --------------------------------------------------------------------------- Qdrant Edge
 
 
@@ -170,6 +298,9 @@ class EdgeStore(SentenceStore):
     the same folder at the same time (no WAL lock). The generations of
     :mod:`selfcrag.index.generations` make sure nobody writes to a folder that
     a reader has open.
+
+    Every call into the engine raises :class:`EngineError` when the engine
+    fails, panics included.
 
     Args:
         path: The shard folder.
@@ -186,21 +317,65 @@ class EdgeStore(SentenceStore):
         self._qe = qe
         self.path = path
         self.options = options or IndexOptions()
+        self.view: generations.View | None = None
         if create:
             if dim is None:
                 raise ValueError("creating a shard needs the vector size")
-            self.shard = qe.EdgeShard.create(str(path), self._config(dim))
-            # On disk: searches never filter on them (windows fetch by computed ids), so a
-            # reader should not load them at open.
-            cold = qe.Memory.Cold
-            self.shard.update(qe.UpdateOperation.create_field_index("doc_id", qe.KeywordIndexParams(memory=cold)))
-            self.shard.update(
-                qe.UpdateOperation.create_field_index(
-                    "position", qe.IntegerIndexParams(lookup=True, range=True, memory=cold)
+            config = self._config(dim)
+            with _engine():
+                self.shard = qe.EdgeShard.create(str(path), config)
+                # On disk: searches never filter on them (windows fetch by computed ids), so a
+                # reader should not load them at open.
+                cold = qe.Memory.Cold
+                self.shard.update(qe.UpdateOperation.create_field_index("doc_id", qe.KeywordIndexParams(memory=cold)))
+                self.shard.update(
+                    qe.UpdateOperation.create_field_index(
+                        "position", qe.IntegerIndexParams(lookup=True, range=True, memory=cold)
+                    )
                 )
-            )
         else:
-            self.shard = qe.EdgeShard.load(str(path))
+            with _engine(reading=True):
+                self.shard = qe.EdgeShard.load(str(path))
+
+    @classmethod
+    def open_view(cls, shard: Path, root: Path, generation: str) -> EdgeStore:
+        """Load a published shard without writing into it, through a private view removed on :meth:`close`.
+
+        The engine writes into any shard it loads; the view holds links to the files it
+        never rewrites and copies of the others (:mod:`selfcrag.index.shard_files`). It is
+        made beside the generations (hard links); where the data folder has no room or
+        cannot be written, in the temporary folder (symbolic links), so a published index
+        stays readable on a full disk.
+
+        Args:
+            shard: The published shard folder.
+            root: The index folder.
+            generation: The generation's name.
+
+        Raises:
+            OSError: No view can be made, in the data folder nor in the temporary folder.
+            EngineError: The engine cannot load the shard.
+        """
+        try:
+            return cls._load_view(shard, root / generations.VIEWS_DIR, generation, symlinks=False)
+        except (OSError, EngineError) as error:
+            unwritable = isinstance(error, OSError) and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+            if not (unwritable or is_disk_full(error)):
+                raise
+        views = Path(tempfile.gettempdir()) / "selfcrag-views"
+        return cls._load_view(shard, views, generation, symlinks=True)
+
+    @classmethod
+    def _load_view(cls, shard: Path, views: Path, generation: str, *, symlinks: bool) -> EdgeStore:
+        view = generations.open_view(views, generation)
+        try:
+            mirror_shard(shard, view.path / shard.name, for_writer=False, symlinks=symlinks)
+            store = cls(view.path / shard.name)
+        except BaseException:
+            view.release()
+            raise
+        store.view = view
+        return store
 
     def _config(self, dim: int) -> Any:
         qe = self._qe
@@ -231,7 +406,9 @@ class EdgeStore(SentenceStore):
             hnsw_config=qe.HnswIndexConfig(
                 m=o.hnsw_m, ef_construct=o.hnsw_ef_construct, full_scan_threshold=10_000, memory=cold
             ),
-            optimizers=qe.EdgeOptimizersConfig(max_segment_size=o.max_segment_size),
+            optimizers=qe.EdgeOptimizersConfig(
+                max_segment_size=o.max_segment_size, indexing_threshold=o.indexing_threshold
+            ),
             payload_memory=cold,
             id_tracker_memory=cold,
             wal_enabled=False,
@@ -252,7 +429,8 @@ class EdgeStore(SentenceStore):
             )
             for p in points
         ]
-        self.shard.update(qe.UpdateOperation.upsert_points(converted))
+        with _engine():
+            self.shard.update(qe.UpdateOperation.upsert_points(converted))
 
     def update_sparse(self, ids: Sequence[str], vectors: Sequence[SparseVector]) -> None:  # noqa: D102
         qe = self._qe
@@ -261,11 +439,13 @@ class EdgeStore(SentenceStore):
             for pid, v in zip(ids, vectors, strict=True)
         ]
         if updates:
-            self.shard.update(qe.UpdateOperation.update_vectors(updates))
+            with _engine():
+                self.shard.update(qe.UpdateOperation.update_vectors(updates))
 
     def delete(self, ids: Sequence[str]) -> None:  # noqa: D102
         if ids:
-            self.shard.update(self._qe.UpdateOperation.delete_points(list(ids)))
+            with _engine():
+                self.shard.update(self._qe.UpdateOperation.delete_points(list(ids)))
 
     def retrieve(  # noqa: D102
         self,
@@ -277,17 +457,21 @@ class EdgeStore(SentenceStore):
         if not ids:
             return {}
         names = [n for n, wanted in ((DENSE, dense), (SPARSE, sparse)) if wanted]
-        records = self.shard.retrieve(list(ids), with_payload=True, with_vector=names or False)
-        return _stored_points(records, dense=dense, sparse=sparse)
+        # A damaged payload store can hand back payloads that are not sentences: the engine's failure too.
+        with _engine(reading=True):
+            records = self.shard.retrieve(list(ids), with_payload=True, with_vector=names or False)
+            return _stored_points(records, dense=dense, sparse=sparse)
 
     def existing(self, ids: Sequence[str]) -> set[str]:  # noqa: D102
         if not ids:
             return set()
-        records = self.shard.retrieve(list(ids), with_payload=False, with_vector=False)
+        with _engine(reading=True):
+            records = self.shard.retrieve(list(ids), with_payload=False, with_vector=False)
         return {_uuid_str(r.id) for r in records}
 
     def count(self) -> int:  # noqa: D102
-        return int(self.shard.count(self._qe.CountRequest(exact=True)))
+        with _engine(reading=True):
+            return int(self.shard.count(self._qe.CountRequest(exact=True)))
 
     def search(  # noqa: D102
         self,
@@ -327,8 +511,9 @@ class EdgeStore(SentenceStore):
             )
         if not requests:
             return SearchLists()
-        answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
-        lists = [[(_uuid_str(p.id), float(p.score)) for p in answer] for answer in answers]
+        with _engine(reading=True):
+            answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
+            lists = [[(_uuid_str(p.id), float(p.score)) for p in answer] for answer in answers]
         result = SearchLists()
         if dense_query is not None:
             result.dense = lists.pop(0)
@@ -339,19 +524,29 @@ class EdgeStore(SentenceStore):
         return result
 
     def flush(self) -> None:  # noqa: D102
-        self.shard.flush()
+        with _engine():
+            self.shard.flush()
 
     def optimize(self) -> None:  # noqa: D102
-        self.shard.optimize()
+        with _engine():
+            self.shard.optimize()
 
-    def close(self) -> None:  # noqa: D102
-        self.shard.close()
+    def close(self) -> None:
+        """Release the engine, and the view it was loaded through."""
+        try:
+            with _engine():
+                self.shard.close()
+        finally:
+            if self.view is not None:
+                self.view.release()
+                self.view = None
 
     def reopen(self) -> None:
         """Flush, close and load the shard again: unmaps what a long build touched, so memory stays bounded."""
-        self.shard.flush()
-        self.shard.close()
-        self.shard = self._qe.EdgeShard.load(str(self.path))
+        with _engine():
+            self.shard.flush()
+            self.shard.close()
+            self.shard = self._qe.EdgeShard.load(str(self.path))
 
 
 # --------------------------------------------------------------------------- Qdrant server

@@ -1,8 +1,13 @@
 """Writing the index: documents stream through split -> tokenise -> embed -> upsert in batches.
 
-:class:`IndexWriter` holds the writer lock, starts the next generation (a copy
-of the current one), checks it against its manifest, takes documents one at a
-time and publishes the generation when done. Memory stays bounded: at most
+:class:`IndexWriter` holds the writer lock and checks the current generation
+against its manifest (through a private view of its shard: see
+:mod:`selfcrag.index.shard_files`). Only when something changes does it start
+the next generation: hard links to the current one's immutable segment files,
+copies of the files the engine changes and of the manifest; or an empty one
+when the current data cannot be trusted (damaged, another embedding model).
+It takes documents one at a time and publishes the generation when done; a
+run with nothing to change publishes nothing. Memory stays bounded: at most
 ``FLUSH_SENTENCES`` sentences (plus one document) wait to be embedded.
 """
 
@@ -11,7 +16,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,11 +25,13 @@ import numpy as np
 
 from selfcrag.errors import UserError
 from selfcrag.index import generations
+from selfcrag.index.checks import find_damage
 from selfcrag.index.embed import Embedder
-from selfcrag.index.manifest import INDEXING_VERSION, MANIFEST_FILE, DocumentEntry, Manifest
+from selfcrag.index.manifest import INDEXING_VERSION, MANIFEST_FILE, DocumentEntry, Manifest, ManifestError
 from selfcrag.index.points import SentencePoint, StoredSentence, document_point_ids
+from selfcrag.index.shard_files import copy_sparse, mirror_shard
 from selfcrag.index.sparse import K1, B, SparseVector, document_vector, reweight
-from selfcrag.index.store import EdgeStore, IndexOptions, SentenceStore, ServerStore
+from selfcrag.index.store import EdgeStore, EngineError, IndexOptions, SentenceStore, ServerStore
 from selfcrag.index.tokenize import TOKENIZER_VERSION, tokenize
 from selfcrag.split import document_title, split_sentences
 
@@ -130,10 +137,11 @@ class WriteReport:
 
     Attributes:
         repaired: Documents whose points were missing and must be indexed again.
-        rebuilt: The engine's data was unreadable or gone and was started anew.
+        rebuilt: Why the index is started anew (its data was unreadable, gone, or of another model).
         embedded: Sentences embedded.
         embed_seconds: Time inside the embedding model.
         reweighted: Sparse vectors re-weighted for a new average length.
+        published: A new generation was published (False when nothing changed).
         deleted_generations: Old generations removed.
     """
 
@@ -142,11 +150,16 @@ class WriteReport:
     embedded: int = 0
     embed_seconds: float = 0.0
     reweighted: int = 0
+    published: bool = False
     deleted_generations: list[str] = field(default_factory=list)
 
 
 class IndexWriter:
     """Builds the next generation of a data folder's index.
+
+    Until the first change it only reads: the current generation's manifest,
+    and its shard through a private view. The first change starts the next
+    generation (:meth:`start_next_generation`).
 
     Args:
         data_dir: The data folder.
@@ -167,6 +180,7 @@ class IndexWriter:
         on_wait: Callable[[str], None] | None = None,
         progress: ProgressCallback | None = None,
     ) -> None:
+        self.data_dir = data_dir
         self.root = generations.index_root(data_dir)
         self.embedder = embedder
         self.server = server
@@ -177,6 +191,9 @@ class IndexWriter:
         self._pending: list[tuple[StoredSentence, list[str]]] = []
         self._since_optimize = 0
         self._lock: Any = None
+        # The generation this run started from, and whether the next one starts empty instead of from it.
+        self._current: str | None = None
+        self._start_empty = True
         self.tmp: Path | None = None
         self.store: SentenceStore | None = None
         self.manifest: Manifest | None = None
@@ -184,6 +201,7 @@ class IndexWriter:
     # ------------------------------------------------------------------ opening
 
     def __enter__(self) -> IndexWriter:
+        generations.check_data_dir(self.data_dir)
         self._lock = generations.writer_lock(self.root, self.on_wait)
         self._lock.__enter__()
         try:
@@ -194,55 +212,128 @@ class IndexWriter:
         return self
 
     def _open(self) -> None:
-        self.tmp = generations.begin(self.root)
+        """Look at the current generation: build on it when it is sound, else rebuild from the documents."""
+        generations.clean_leftovers(self.root)
         try:
-            self.manifest = Manifest(self.tmp / MANIFEST_FILE, writable=True)
-        except UserError as error:
-            self.report.rebuilt = str(error)
-            shutil.rmtree(self.tmp)
-            self.tmp.mkdir()
-            self.manifest = Manifest(self.tmp / MANIFEST_FILE, writable=True)
-        manifest = self.manifest
+            self._current = generations.read_pointer(self.root)
+        except UserError:
+            self._rebuild("the pointer to the current index was damaged; rebuilding the index from the files given")
+            return
+        if self._current is None:
+            return  # nothing published yet: the first change starts an empty generation
+        current = self.root / self._current
+        if not current.is_dir():
+            self._rebuild("the index data was missing; rebuilding it from the files given")
+            return
+        try:
+            manifest = Manifest(current / MANIFEST_FILE)
+            self.manifest = manifest
+            manifest.validate()
+        except ManifestError as error:  # missing, damaged, foreign, or with values selfcrag never writes
+            self._rebuild(f"the index manifest {error.reason}; rebuilding the index from the files given")
+            return
         old_embedder = manifest.meta("embedder")
         other_model = old_embedder not in (None, self.embedder.name)
         if other_model or manifest.meta("tokenizer") not in (None, str(TOKENIZER_VERSION)):
             # Another model or tokenizer: vectors or terms of the old points do not fit.
             made_by = f"built with {old_embedder!r}" if other_model else "tokenised by an older selfcrag"
-            self.report.rebuilt = f"the index was {made_by}; re-indexing every document"
-            self.report.repaired = list(manifest.documents())
-            self._reset_manifest()
+            self._rebuild(f"the index was {made_by}; re-indexing every document", manifest.documents())
+            return
+        self.store = self._open_current_store(current)
+        if self.store is not None:
+            self._verify()
+
+    def _open_current_store(self, current: Path) -> SentenceStore | None:
+        """The current generation's points, read-only; None when they are gone or unreadable (a rebuild follows)."""
+        assert self.manifest is not None
+        if self.server is not None:
+            server = ServerStore(self.server.client, self.server.collection, self.embedder.dim, self.options)
+            if server.exists():
+                self._start_empty = False
+                return server
+            if self.manifest.document_count():
+                self._rebuild(
+                    f"the Qdrant collection {self.server.collection} is gone; rebuilding it", self.manifest.documents()
+                )
+            return None
+        shard = current / SHARD_DIR
+        if not shard.is_dir():
+            if self.manifest.document_count():
+                self._rebuild("the index data was missing; rebuilding it", self.manifest.documents())
+            return None
+        try:
+            store = EdgeStore.open_view(shard, self.root, current.name)
+        except EngineError as error:
+            self._rebuild(f"the index data was damaged ({error}); rebuilding it", self.manifest.documents())
+            return None
+        self._start_empty = False
+        return store
+
+    def _rebuild(self, reason: str, documents: Iterable[DocumentEntry] = ()) -> None:
+        """Start over: the next generation starts empty, and the documents listed are read again from their files."""
+        self.report.rebuilt = reason
+        self.report.repaired = list(documents)
+        self._close_parts()
+        self._start_empty = True
+
+    def _verify(self) -> None:
+        """Compare the points with the manifest; documents with missing points are indexed again."""
+        assert self.manifest is not None and self.store is not None
+        expected, _ = self.manifest.totals()
+        try:
+            if self.store.count() == expected:
+                damage = find_damage(self.store, self.manifest, searches=True)
+                if damage:
+                    self._rebuild(f"the index data was damaged ({damage}); rebuilding it", self.manifest.documents())
+                return
+            broken = []
+            for entry in self.manifest.documents():
+                ids = document_point_ids(entry.doc_id, range(entry.sentence_count))
+                if len(self.store.existing(ids)) != len(ids):
+                    broken.append(entry)
+        except EngineError as error:
+            self._rebuild(f"the index data was damaged ({error}); rebuilding it", self.manifest.documents())
+            return
+        if not broken:
+            # Points that no document names: a killed server-side write, or damaged deletion flags that
+            # brought deleted sentences back. Only a rebuild knows which to drop.
+            self._rebuild(
+                "the index data holds sentences its manifest does not name; rebuilding it", self.manifest.documents()
+            )
+            return
+        for entry in broken:
+            self.remove(entry.doc_id)
+        self.report.repaired.extend(broken)
+
+    def start_next_generation(self) -> None:
+        """Start the generation that changes go to (every change calls it; once started, it does nothing).
+
+        It starts from the current generation (hard links and copies) or, for a rebuild or a
+        first ingest, empty.
+        """
+        if self.tmp is not None:
+            return
+        self.tmp = generations.begin(self.root)
+        if self._start_empty:
+            self._close_parts()
+            self.manifest = Manifest(self.tmp / MANIFEST_FILE, writable=True)
             self.store = self._fresh_store()
         else:
-            self.store = self._open_store()
+            assert self._current is not None
+            current = self.root / self._current
+            copy_sparse(current / MANIFEST_FILE, self.tmp / MANIFEST_FILE)
+            if self.server is None:
+                mirror_shard(current / SHARD_DIR, self.tmp / SHARD_DIR, for_writer=True)
+                self._close_parts()
+                self.store = EdgeStore(self.tmp / SHARD_DIR, options=self.options)
+            elif self.manifest is not None:
+                self.manifest.close()  # the server's collection is written in place
+            self.manifest = Manifest(self.tmp / MANIFEST_FILE, writable=True)
+        manifest = self.manifest
         manifest.set_meta(embedder=self.embedder.name, dim=self.embedder.dim, tokenizer=TOKENIZER_VERSION, k1=K1, b=B)
         if manifest.meta("avg_length") is None:
             manifest.set_meta(avg_length=0)
-        self._verify()
         manifest.begin()
-
-    def _open_store(self) -> SentenceStore:
-        assert self.manifest is not None and self.tmp is not None
-        if self.server is not None:
-            store = ServerStore(self.server.client, self.server.collection, self.embedder.dim, self.options)
-            if not store.exists():
-                if self.manifest.document_count():
-                    self.report.rebuilt = f"the Qdrant collection {self.server.collection} is gone; rebuilding it"
-                    self.report.repaired = list(self.manifest.documents())
-                    self._reset_manifest()
-                store.create()
-            return store
-        shard = self.tmp / SHARD_DIR
-        if shard.exists():
-            try:
-                return EdgeStore(shard, options=self.options)
-            except Exception as error:  # noqa: BLE001 - any failure to load means a damaged shard
-                self.report.rebuilt = f"the index data was damaged ({type(error).__name__}); rebuilding it"
-        elif self.manifest.document_count():
-            self.report.rebuilt = "the index data was missing; rebuilding it"
-        if self.report.rebuilt:
-            self.report.repaired = list(self.manifest.documents())
-            self._reset_manifest()
-        return self._fresh_store()
 
     def _fresh_store(self) -> SentenceStore:
         assert self.tmp is not None
@@ -252,44 +343,17 @@ class IndexWriter:
                 store.drop()
             store.create()
             return store
-        shutil.rmtree(self.tmp / SHARD_DIR, ignore_errors=True)
         return EdgeStore(self.tmp / SHARD_DIR, self.embedder.dim, create=True, options=self.options)
-
-    def _reset_manifest(self) -> None:
-        assert self.manifest is not None
-        self.manifest.db.execute("DELETE FROM documents")
-        self.manifest.db.execute("DELETE FROM term_df")
-        self.manifest.set_meta(avg_length=0)
-
-    def _verify(self) -> None:
-        """Compare the points with the manifest; documents with missing points are indexed again."""
-        assert self.manifest is not None and self.store is not None
-        expected, _ = self.manifest.totals()
-        if self.store.count() == expected:
-            return
-        broken = []
-        for entry in self.manifest.documents():
-            ids = document_point_ids(entry.doc_id, range(entry.sentence_count))
-            if len(self.store.existing(ids)) != len(ids):
-                broken.append(entry)
-        for entry in broken:
-            self.remove(entry.doc_id)
-        self.report.repaired.extend(broken)
-        if not broken:
-            # Stray points that no document names (a killed server-side write): rebuild the count.
-            self.report.rebuilt = self.report.rebuilt or "stray points found"
 
     # ------------------------------------------------------------------ documents
 
     def known(self, doc_id: str) -> DocumentEntry | None:
         """The indexed version of a document, if any."""
-        assert self.manifest is not None
-        return self.manifest.document(doc_id)
+        return self.manifest.document(doc_id) if self.manifest is not None else None
 
     def indexed_now(self, doc_id: str) -> bool:
         """Whether a document was read, split and tokenised by this version (:data:`INDEXING_VERSION`)."""
-        assert self.manifest is not None
-        return self.manifest.indexing_version(doc_id) == INDEXING_VERSION
+        return self.manifest is not None and self.manifest.indexing_version(doc_id) == INDEXING_VERSION
 
     def holds(self, old: DocumentEntry, document: PreparedDocument) -> bool:
         """Whether a document's stored points are the ones it would be written as now.
@@ -314,16 +378,17 @@ class IndexWriter:
 
     def mark_current(self, entry: DocumentEntry) -> None:
         """Record that a document's points are what this version writes (see :meth:`holds`)."""
+        self.start_next_generation()
         assert self.manifest is not None
         self.manifest.put_document(entry)
 
     def documents(self) -> list[DocumentEntry]:
         """All documents of the generation being written."""
-        assert self.manifest is not None
-        return list(self.manifest.documents())
+        return list(self.manifest.documents()) if self.manifest is not None else []
 
     def add(self, document: PreparedDocument) -> None:
         """Index a new or changed document (its old version, if any, is replaced)."""
+        self.start_next_generation()
         assert self.manifest is not None
         old = self.manifest.document(document.entry.doc_id)
         if old is not None:
@@ -335,10 +400,12 @@ class IndexWriter:
 
     def remove(self, doc_id: str) -> None:
         """Remove a document and its points."""
+        if self.known(doc_id) is None:
+            return
+        self.start_next_generation()
         assert self.manifest is not None
         old = self.manifest.document(doc_id)
-        if old is None:
-            return
+        assert old is not None
         self._drop_points(old, keep=0)
         self.manifest.remove_document(doc_id)
 
@@ -420,13 +487,17 @@ class IndexWriter:
                 done += len(keys)
         self.report.reweighted = done
 
-    def commit(self) -> str:
-        """Finish the generation and make it current.
+    def commit(self) -> str | None:
+        """Finish the generation and make it current; with nothing changed, publish nothing.
 
         Returns:
-            The new generation's name.
+            The current generation's name (None when nothing was ever published).
         """
-        assert self.manifest is not None and self.store is not None and self.tmp is not None
+        if self.tmp is None:
+            self._close_parts()
+            self.report.deleted_generations = generations.sweep(self.root)
+            return self._current
+        assert self.manifest is not None and self.store is not None
         self._flush()
         sentences, terms = self.manifest.totals()
         actual = terms / sentences if sentences else 0.0
@@ -446,32 +517,37 @@ class IndexWriter:
             self.progress("optimizing", 0, 0)
         self.store.optimize()
         self.store.flush()
-        if self.server is None:
-            self.store.close()
-            # Open and close once more: loading settles files the engine rewrites on
-            # load, so later readers only ever rewrite them with identical bytes.
-            EdgeStore(self.tmp / SHARD_DIR).close()
-        self.manifest.close()
-        self.store = None
-        self.manifest = None
+        self._close_parts()
         name = generations.publish(self.root, self.tmp)
         self.tmp = None
+        self._current = name
+        self.report.published = True
         self.report.deleted_generations = generations.sweep(self.root)
         return name
 
+    def _close_parts(self) -> None:
+        """Close the store and the manifest open now (the current generation's, or the next one's)."""
+        store, manifest = self.store, self.manifest
+        self.store = self.manifest = None
+        try:
+            if isinstance(store, EdgeStore):
+                store.close()
+        finally:
+            if manifest is not None:
+                manifest.close()
+
     def _abandon(self) -> None:
-        if self.store is not None:
-            try:
-                self.store.close() if self.server is None else None
-            except Exception:  # noqa: BLE001 - closing after a failure must not hide it
-                pass
-        if self.manifest is not None:
-            self.manifest.close()
-        if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-        if self._lock is not None:
-            self._lock.__exit__(None, None, None)
-            self._lock = None
+        try:
+            self._close_parts()
+        except EngineError:
+            pass  # closing after a failure must not hide it
+        finally:
+            if self.tmp is not None:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+                self.tmp = None
+            if self._lock is not None:
+                self._lock.__exit__(None, None, None)
+                self._lock = None
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self._abandon()

@@ -1,0 +1,45 @@
+"""Helpers for tests of the index's files: building with engine options, and what a folder holds."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from selfcrag.files.loaders import SkippedFile, discover, read_document
+from selfcrag.graph.context import Context
+from selfcrag.index.embed import load_embedder
+from selfcrag.index.ingest import index_document
+from selfcrag.index.store import IndexOptions
+from selfcrag.index.writer import IndexWriter
+
+
+def ingest_with_options(paths: Sequence[Path], data_dir: Path, options: IndexOptions) -> str:
+    """Index files as ``selfcrag ingest`` reads them (same ids, hashes, embedder), with options it does not expose.
+
+    Returns:
+        The generation published.
+    """
+    settings = Context(data_dir=str(data_dir)).settings()
+    embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
+    with IndexWriter(data_dir, embedder, options=options) as writer:
+        for path in discover(paths)[0]:
+            loaded = read_document(path)
+            assert not isinstance(loaded, SkippedFile), loaded
+            writer.add(index_document(loaded, embedder.max_chars))
+        name = writer.commit()
+    assert name is not None
+    return name
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int, str]]:
+    """Every file under a folder: size, modification time and a hash of its bytes."""
+    return {
+        str(path.relative_to(folder)): (
+            path.stat().st_size,
+            path.stat().st_mtime_ns,
+            hashlib.sha256(path.read_bytes()).hexdigest(),
+        )
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
