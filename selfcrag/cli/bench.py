@@ -31,7 +31,8 @@ def bench(
             "--scale",
             help="Measure the index at 10K, 100K and 1M sentences of PATH (one document a line in a .txt or "
             ".txt.gz file, or a folder): ingest time, disk, peak RSS of ingest and of a fresh search "
-            "process, sparse/dense/hybrid latency, rank-bm25 as the reference.",
+            "process, seconds and bytes written by a no-op ingest and by one that adds a document, "
+            "sparse/dense/hybrid latency, rank-bm25 as the reference.",
         ),
     ] = False,
     sizes: Annotated[str, typer.Option(help="Sentence counts for --scale, comma-separated.")] = "10000,100000,1000000",

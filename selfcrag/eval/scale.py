@@ -10,13 +10,17 @@ For each size the benchmark
    replaced by reading the corpus lines. When the corpus holds fewer
    sentences than asked, it is read again from the start (the copies are new
    documents) and the table says how many passes were made;
-2. starts a fresh search process on that folder: the time until it is ready
+2. ingests the same documents again in a child process (nothing to change)
+   and then once more with one new document: the seconds and the bytes each
+   run wrote to disk (``write_bytes`` of ``/proc/self/io``: what the process
+   sent to storage, memory-mapped pages included);
+3. starts a fresh search process on that folder: the time until it is ready
    (reader open, tokenizer and embedder loaded) and its peak RSS after the
    timed queries;
-3. times sparse (BM25), dense and hybrid (both lists and the engine's RRF, one
+4. times sparse (BM25), dense and hybrid (both lists and the engine's RRF, one
    request) searches for held-back queries, with the query vectors computed
    beforehand: latency without query embedding;
-4. times rank-bm25's ``get_scores`` on the same query tokens over the same
+5. times rank-bm25's ``get_scores`` on the same query tokens over the same
    sentences' tokens (at sizes up to ``--bm25-max``), the reference the index replaced.
 
 Queries are 3-8 consecutive words of sentences from the corpus's last
@@ -104,6 +108,10 @@ class ScaleRow:
     disk_mb: float = 0.0
     ready_s: float = 0.0
     search_rss_mb: float = 0.0
+    noop_s: float = 0.0
+    noop_written_mb: float = 0.0
+    add_one_s: float = 0.0
+    add_one_written_mb: float = 0.0
     ms: dict[str, list[float]] = field(default_factory=dict)
 
 
@@ -194,6 +202,44 @@ def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) 
             passes = cycle
         writer.commit()
     return {"sentences": sentences, "documents": documents, "passes": passes, "seconds": time.perf_counter() - began}
+
+
+def _written_bytes() -> int:
+    """Bytes this process has sent to storage so far (0 where the kernel does not count them)."""
+    try:
+        fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    except OSError:
+        return 0
+    return int(fields.get("write_bytes", 0))
+
+
+def update_child(corpus: Path, data_dir: Path, documents: int, extra: int, embedder_name: str) -> dict[str, object]:
+    """Ingest the first ``documents`` again, and ``extra`` new ones after them (run in a child process).
+
+    As ``selfcrag ingest`` does, an indexed document with the same content hash is
+    skipped without being split or embedded. The corpus is read and hashed, and the
+    tokenizer loaded, before the clock starts: the seconds are the index's.
+    """
+    from selfcrag.index.tokenize import tokenize
+    from selfcrag.index.writer import IndexWriter, prepare_document
+
+    embedder = bench_embedder(embedder_name)
+    tokenize("预热 warm up")
+    texts = []
+    for number, (doc_id, text, _) in enumerate(corpus_documents(corpus)):
+        if number >= documents + extra:
+            break
+        texts.append((doc_id, text, hashlib.sha256(text.encode("utf-8")).hexdigest()))
+    written = _written_bytes()
+    began = time.perf_counter()
+    with IndexWriter(data_dir, embedder) as writer:
+        for doc_id, text, digest in texts:
+            old = writer.known(doc_id)
+            if old is not None and old.content_hash == digest and writer.indexed_now(doc_id):
+                continue
+            writer.add(prepare_document(doc_id, f"{corpus}#{doc_id}", text, digest, embedder.max_chars))
+        writer.commit()
+    return {"seconds": time.perf_counter() - began, "written": _written_bytes() - written}
 
 
 # --------------------------------------------------------------------------- child: search
@@ -325,7 +371,18 @@ def run_scale(
             int(result["passes"]),  # type: ignore[call-overload]
         )  # type: ignore[call-overload]
         row.disk_mb = _disk_mb(data_dir / "index")
-        log(f"[{target:,}] {row.sentences:,} sentences in {row.ingest_s:.0f} s, peak RSS {rss:.0f} MB; searching...")
+        log(f"[{target:,}] {row.sentences:,} sentences in {row.ingest_s:.0f} s, peak RSS {rss:.0f} MB; again...")
+        for extra in (0, 1):
+            result, _, _ = _run_child(["update", str(corpus), str(data_dir), str(row.documents), str(extra), used])
+            seconds, written = float(result["seconds"]), int(result["written"]) / 2**20  # type: ignore[arg-type, call-overload]
+            if extra:
+                row.add_one_s, row.add_one_written_mb = seconds, written
+            else:
+                row.noop_s, row.noop_written_mb = seconds, written
+        log(
+            f"[{target:,}] no-op ingest {row.noop_s:.1f} s, {row.noop_written_mb:.1f} MB written; one document "
+            f"added {row.add_one_s:.1f} s, {row.add_one_written_mb:.1f} MB written; searching..."
+        )
         result, began, rss = _run_child(["search", str(data_dir), str(queries_file), used, str(repeat)])
         row.ready_s = float(result["ready"]) - began  # type: ignore[arg-type]
         row.search_rss_mb = rss
@@ -348,9 +405,10 @@ def _pct(values: list[float], q: float) -> float:
 def markdown_table(rows: list[ScaleRow]) -> str:
     """The benchmark as a Markdown table (latencies p50/p95 in ms)."""
     lines = [
-        "| sentences | docs (passes) | embedder | ingest s | ingest peak RSS MB | disk MB | search ready s "
+        "| sentences | docs (passes) | embedder | ingest s | ingest peak RSS MB | disk MB "
+        "| no-op ingest s / MB written | +1 document s / MB written | search ready s "
         "| search peak RSS MB | sparse p50/p95 | dense p50/p95 | hybrid p50/p95 | rank-bm25 p50 | rank-bm25 / hybrid |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cells = {m: f"{_pct(v, 50):.2f} / {_pct(v, 95):.2f}" for m, v in r.ms.items()}
@@ -358,7 +416,8 @@ def markdown_table(rows: list[ScaleRow]) -> str:
         ratio = f"{statistics.median(bm25) / statistics.median(r.ms['hybrid']):.0f}x" if bm25 else "-"
         lines.append(
             f"| {r.sentences:,} | {r.documents:,} ({r.passes}) | {r.embedder} | {r.ingest_s:.0f} | "
-            f"{r.ingest_rss_mb:.0f} | {r.disk_mb:.0f} | {r.ready_s:.2f} | {r.search_rss_mb:.0f} | "
+            f"{r.ingest_rss_mb:.0f} | {r.disk_mb:.0f} | {r.noop_s:.1f} / {r.noop_written_mb:.1f} | "
+            f"{r.add_one_s:.1f} / {r.add_one_written_mb:.1f} | {r.ready_s:.2f} | {r.search_rss_mb:.0f} | "
             f"{cells.get('sparse', '-')} | {cells.get('dense', '-')} | {cells.get('hybrid', '-')} | "
             f"{f'{_pct(bm25, 50):.1f}' if bm25 else '-'} | {ratio} |"
         )
@@ -366,9 +425,15 @@ def markdown_table(rows: list[ScaleRow]) -> str:
 
 
 def main(argv: list[str]) -> None:
-    """Child entry points: ``ingest CORPUS DATA_DIR N EMBEDDER`` and ``search DATA_DIR QUERIES EMBEDDER REPEAT``."""
+    """Run a child of the benchmark.
+
+    Entry points: ``ingest CORPUS DATA_DIR N EMBEDDER``, ``update CORPUS DATA_DIR DOCUMENTS EXTRA
+    EMBEDDER`` and ``search DATA_DIR QUERIES EMBEDDER REPEAT``.
+    """
     if argv[0] == "ingest":
         result = ingest_child(Path(argv[1]), Path(argv[2]), int(argv[3]), argv[4])
+    elif argv[0] == "update":
+        result = update_child(Path(argv[1]), Path(argv[2]), int(argv[3]), int(argv[4]), argv[5])
     elif argv[0] == "search":
         result = search_child(Path(argv[1]), Path(argv[2]), argv[3], int(argv[4]))
     elif argv[0] == "run":
