@@ -341,10 +341,10 @@ def open_view(views: Path, name: str) -> View:
         token = f"{name}.{os.getpid()}.{secrets.token_hex(4)}"
         # Locked under a temporary name, then renamed: a cleaner never finds the lock file unlocked.
         pending = views / f"{token}.lock.tmp"
-        views.mkdir(exist_ok=True)
         try:
+            views.mkdir(exist_ok=True)
             handle = pending.open("a")
-        except FileNotFoundError:
+        except (FileNotFoundError, FileExistsError):
             continue  # the last view was just closed and took the folder with it
         try:
             portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
@@ -366,18 +366,21 @@ def open_view(views: Path, name: str) -> View:
 
 def remove_stale_views(views: Path) -> None:
     """Remove the views in a folder of views whose readers are gone (their lock is free)."""
-    if not views.is_dir():
-        return
     # Folders first: a view's lock file exists before its folder does, so a folder listed here
     # whose lock is not listed next was being removed.
-    folders = [path for path in views.iterdir() if path.is_dir()]
-    locks = {p.name.removesuffix(".lock.tmp").removesuffix(".lock"): p for p in views.glob("*.lock*")}
+    try:
+        folders = [path for path in views.iterdir() if path.is_dir()]
+        locks = {p.name.removesuffix(".lock.tmp").removesuffix(".lock"): p for p in views.glob("*.lock*")}
+    except FileNotFoundError:
+        return  # no views, or the last reader just removed the folder
     for path in folders:
         if path.name not in locks:
             shutil.rmtree(path, ignore_errors=True)
     for token, lock in locks.items():
         try:
-            handle = lock.open("a")
+            # Never "a": a lock file just renamed by its reader would be made again here, empty
+            # and free, and this cleaner would take the living reader's view for a dead one's.
+            handle = lock.open("r")
         except OSError:
             continue
         try:
