@@ -52,7 +52,9 @@ def test_a_bad_environment_value_is_one_line_naming_the_variable(monkeypatch: py
         Context()
     monkeypatch.setenv("SELFCRAG_WINDOW", "1")
     monkeypatch.setenv("SELFCRAG_ANSWERER", "oracle")
-    with pytest.raises(UserError, match="choose one of auto, chat, offline"):
+    with pytest.raises(
+        UserError, match="SELFCRAG_ANSWERER='oracle' is not allowed: answerer takes one of auto, chat, offline"
+    ):
         Context()
 
 

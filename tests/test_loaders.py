@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from pdf_files import page_content, text_pdf
 from pypdf import PdfReader, PdfWriter
 
 from selfcrag.files import loaders
+from selfcrag.files.html_depth import MAX_NESTING
 from selfcrag.files.loaders import (
     MAX_FILE_BYTES,
     SUPPORTED_SUFFIXES,
@@ -30,28 +32,8 @@ SAMPLE_KB = sample_kb()
 
 
 def _text_pdf(text: str) -> bytes:
-    """Hand-write a minimal one-page PDF whose text layer holds ``text``."""
-    content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode("latin-1")
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]"
-        b" /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref_at = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\n" % (len(objects) + 1)
-    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
-    return bytes(out)
+    """A one-page PDF whose text layer holds ``text``."""
+    return text_pdf([page_content([text])])
 
 
 def _write_pdf(writer: PdfWriter) -> bytes:
@@ -245,11 +227,32 @@ def test_reads_pdf_text_layer(tmp_path: Path) -> None:
 def test_pdf_pages_are_joined_with_blank_line(tmp_path: Path) -> None:
     """The texts of PDF pages are joined by a blank line."""
     writer = PdfWriter()
-    for words in ("First page", "Second page"):
+    for words in ("The first page.", "The second page."):
         writer.append(PdfReader(io.BytesIO(_text_pdf(words))))
     path = tmp_path / "two.pdf"
     path.write_bytes(_write_pdf(writer))
-    assert _loaded(path).text == "First page\n\nSecond page"
+    assert _loaded(path).text == "The first page.\n\nThe second page."
+
+
+@pytest.mark.parametrize(
+    ("title", "lines", "text"),
+    [
+        ("Quarterly Report", ["The revenue grew."], "# Quarterly Report\n\nThe revenue grew."),
+        ("report-final.docx", ["The revenue grew."], "The revenue grew."),  # metadata naming a file is no title
+        ("Microsoft Word - q3.doc", ["Q3 Revenue Summary", "It grew."], "# Q3 Revenue Summary\n\nIt grew."),
+        (None, ["Nightly Report Runbook", "It runs at 01:30."], "# Nightly Report Runbook\n\nIt runs at 01:30."),
+        (None, ["The job runs at 01:30.", "It takes a minute."], "The job runs at 01:30.\nIt takes a minute."),
+        (None, ["# build the image", "docker build ."], "    # build the image\ndocker build ."),
+        (None, ["$ make install", "It takes a minute."], "$ make install\nIt takes a minute."),
+    ],
+)
+def test_a_pdf_is_titled_by_its_metadata_or_a_title_line_never_by_a_sentence_or_code(
+    tmp_path: Path, title: str | None, lines: list[str], text: str
+) -> None:
+    """Metadata naming a file or a program gives way to the first line, used only when it reads as a title."""
+    path = tmp_path / "document.pdf"
+    path.write_bytes(text_pdf([page_content(lines)], title=title))
+    assert _loaded(path).text == text
 
 
 def test_pdf_without_text_is_skipped(tmp_path: Path) -> None:
@@ -300,10 +303,11 @@ def test_rst_nested_past_what_docutils_can_parse_is_skipped_not_raised(tmp_path:
     assert _skipped(path).reason == "unreadable reStructuredText"
 
 
-def test_html_nested_5000_deep_is_read(tmp_path: Path) -> None:
-    """The page's tree is walked with a stack of its own, not Python's recursion."""
+def test_html_nested_as_deep_as_allowed_is_read(tmp_path: Path) -> None:
+    """The page's tree is walked with a stack of its own, not Python's recursion (its limit is 1,000 frames)."""
+    depth = MAX_NESTING
     path = tmp_path / "deep.html"
-    path.write_text("<div>" * 5000 + "deep text" + "</div>" * 5000, encoding="utf-8")
+    path.write_text("<div>" * depth + "deep text" + "</div>" * depth, encoding="utf-8")
     assert _loaded(path).text == "deep text"
 
 
@@ -311,6 +315,48 @@ def test_html_of_only_a_script_is_skipped_as_markup_only(tmp_path: Path) -> None
     path = tmp_path / "app.html"
     path.write_text("<html><body><script>render()</script></body></html>", encoding="utf-8")
     assert _skipped(path).reason == "no text in it, only markup"
+
+
+# --------------------------------------------------------------------------- #
+# read_document: a manual page saved as text
+# --------------------------------------------------------------------------- #
+
+LS_PAGE = """LS(1)                            User Commands                           LS(1)
+
+NAME
+       ls - list directory contents
+
+SYNOPSIS
+       ls [OPTION]... [FILE]...
+
+DESCRIPTION
+       List  information  about  the FILEs (the current directory by default).
+       Sort entries alphabetically if none of -cftuvSUX nor --sort is
+       specified.
+
+       -a, --all
+              do not ignore entries starting with .
+
+GNU coreutils 9.4                 April 2024                             LS(1)
+"""
+
+
+def test_a_man_page_is_titled_by_its_name_line_and_sectioned_by_its_headings(tmp_path: Path) -> None:
+    """Not by its header line; the footer is dropped, an option and its description are one item."""
+    path = tmp_path / "ls.1.txt"
+    path.write_text(LS_PAGE, encoding="utf-8")
+    assert _loaded(path).text == (
+        "# ls - list directory contents\n\n## SYNOPSIS\n\nls [OPTION]... [FILE]...\n\n## DESCRIPTION\n\n"
+        "List information about the FILEs (the current directory by default). Sort entries alphabetically if "
+        "none of -cftuvSUX nor --sort is specified.\n\n- -a, --all: do not ignore entries starting with ."
+    )
+
+
+def test_a_text_file_that_only_mentions_a_man_page_is_read_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    text = "See ls(1) for the options.\nNAME\n  is not a section here.\n"
+    path.write_text(text, encoding="utf-8")
+    assert _loaded(path).text == text
 
 
 # --------------------------------------------------------------------------- #

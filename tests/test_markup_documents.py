@@ -125,8 +125,9 @@ def search(root: Path, query: str) -> list[dict]:
 
 
 def ask(root: Path, question: str) -> dict:
+    """Ask offline: answered (exit 0) or shown as the closest evidence (exit 4), the best sentence first."""
     run = selfcrag("ask", question, "--json", "--data-dir", "index", cwd=root)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode in (0, 4), run.stderr
     return json.loads(run.stdout)
 
 
@@ -151,7 +152,7 @@ def test_a_chinese_rst_section_is_found_under_its_heading_path_and_title(markup_
 
 def test_a_wrapped_rst_paragraph_is_one_sentence_without_a_break(markup_kb: Path) -> None:
     result = ask(markup_kb, "安装底座时要先做什么？")
-    assert not result["abstained"]
+    assert result["status"] in ("answered", "closest_evidence")
     assert "请先把立杆插入底座，然后拧紧底座下面的三颗螺丝。" in result["answer"]
     citation = result["citations"][0]
     assert citation["source"].endswith("fan.rst") and citation["section"] == ["风扇使用手册", "安装"]
@@ -190,7 +191,7 @@ def test_an_html_page_is_found_under_its_headings_with_a_title_without_tags(mark
 
 def test_the_sources_table_shows_an_html_pages_section_path(markup_kb: Path) -> None:
     run = selfcrag("ask", "How long does the gadget take to charge?", "--data-dir", "index", cwd=markup_kb)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode in (0, 4), run.stderr
     assert "  [1] gadget.html | Charging › Battery | sentence" in run.stdout
 
 

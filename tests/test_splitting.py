@@ -315,8 +315,34 @@ def test_document_title_ignores_h1_inside_code() -> None:
     assert document_title("```\n# comment\n```\n# Real", "fb") == "Real"
 
 
-def test_document_title_falls_back_to_short_first_line() -> None:
-    assert document_title("\n\n  Short first line  \nbody", "fb") == "Short first line"
+def test_document_title_falls_back_to_a_short_first_line_standing_alone() -> None:
+    assert document_title("\n\n  Short first line  \n\nbody", "fb") == "Short first line"
+
+
+def test_a_first_sentence_is_no_title() -> None:
+    assert document_title("\n\n  Short first line  \nbody", "fb") == "fb"  # the first line of a paragraph
+    assert document_title("The backup job runs every night at 02:00.\n\nIt copies the database.", "fb") == "fb"
+
+
+def test_a_comment_in_indented_code_is_no_title() -> None:
+    assert document_title("    # install the tools\n    make install\n\nRun it.", "fb") == "fb"
+
+
+def test_an_underlined_title_is_a_title_and_links_are_left_out() -> None:
+    assert document_title("Debian Reference\n================\n\nText.", "fb") == "Debian Reference"
+    assert document_title("## [Install](https://example.org/install)\n\nText.", "fb") == "Install"
+
+
+def test_an_underlined_line_is_a_heading_with_its_section() -> None:
+    text = "Files\n-----\n\nDeleted files stay for 30 days.\n"
+    heading, sentence = split_sentences(text)
+    assert (heading.kind, heading.section) == ("heading", ("Files",))
+    assert (sentence.kind, sentence.section) == ("text", ("Files",))
+
+
+def test_a_link_in_a_heading_is_not_in_the_section_path() -> None:
+    [_, sentence] = split_sentences("## [Install](http://example.org/install)\n\nRun pipx install x.")
+    assert sentence.section == ("Install",)
 
 
 def test_document_title_falls_back_when_first_line_long() -> None:

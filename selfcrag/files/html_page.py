@@ -4,16 +4,19 @@ The page is parsed as a browser would (implied end tags, broken nesting), then
 its tree is walked: ``h1``-``h6`` start sections, and the text of paragraphs,
 list items, table cells and other blocks is kept. Scripts, styles, navigation
 and other things a reader does not read as text are left out, and nothing in a
-page is run or fetched.
+page is run or fetched. A page nested deeper than
+:data:`~selfcrag.files.html_depth.MAX_NESTING` is refused before it is parsed.
 """
 
 from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from selfcrag.files.html_depth import MAX_NESTING, nesting_depth
 from selfcrag.files.outline import MarkdownOutline
 
-__all__ = ["html_to_markdown"]
+__all__ = ["TooDeeplyNested", "html_to_markdown"]
+
 
 # Elements whose content is no text of the page: code, styling, site navigation, embedded objects.
 _LEFT_OUT = (
@@ -31,6 +34,12 @@ _LEFT_OUT = (
     "select",
     "button",
 )
+# Navigation that generators write in a plain element: Texinfo's "Next: … Previous: … Up: …" panel, DocBook's
+# header and footer, Sphinx's "related" bar, breadcrumbs.
+_NAVIGATION = (
+    "[role=navigation], .nav-panel, .navheader, .navfooter, .related, .breadcrumb, .breadcrumbs, "
+    "[aria-label=breadcrumb], [aria-label=Breadcrumb]"
+)
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 # Elements that end the text before them and start a block of their own.
 _BLOCKS = frozenset(
@@ -39,6 +48,10 @@ _BLOCKS = frozenset(
     form header hgroup hr html li main ol p section summary ul br
     """.split()
 )
+
+
+class TooDeeplyNested(ValueError):
+    """A page nested deeper than :data:`MAX_NESTING`; the message is the reason to show."""
 
 
 def html_to_markdown(source: str) -> str:
@@ -52,9 +65,16 @@ def html_to_markdown(source: str) -> str:
 
     Returns:
         The text, blocks separated by blank lines; empty when the page holds no text.
+
+    Raises:
+        TooDeeplyNested: Its elements nest deeper than :data:`MAX_NESTING` (measured before parsing).
     """
+    if nesting_depth(source, MAX_NESTING) > MAX_NESTING:
+        raise TooDeeplyNested(f"HTML nested more than {MAX_NESTING:,} elements deep")
     tree = LexborHTMLParser(source)
     tree.strip_tags(list(_LEFT_OUT))
+    for navigation in tree.css(_NAVIGATION):
+        navigation.decompose()
     outline = MarkdownOutline()
     title = tree.css_first("head > title")
     if title is not None and tree.css_first("h1") is None:

@@ -22,17 +22,23 @@ import logging
 import os
 import re
 import stat
+import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from charset_normalizer import from_bytes
-from pypdf import PdfReader
+from pypdf import PageObject, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
+from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
 
-from selfcrag.files.html_page import html_to_markdown
+from selfcrag.files.html_page import TooDeeplyNested, html_to_markdown
+from selfcrag.files.manpage import is_man_page, man_page_to_markdown
+from selfcrag.files.markdown import markdown_text
+from selfcrag.files.outline import MarkdownOutline
 from selfcrag.files.restructuredtext import rst_to_markdown
+from selfcrag.split.sentences import is_markdown_structure, is_title_line
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -51,6 +57,34 @@ SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".rst", ".html", ".htm
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 """Files larger than this many bytes are skipped."""
+
+MAX_TEXT_CHARS = 50_000_000
+"""Documents whose text runs past this many characters are skipped (a small PDF can hold far more text than bytes)."""
+
+MAX_PDF_PAGES = 10_000
+"""PDFs with more pages than this are skipped."""
+
+PDF_DRAWING_RATIO = 20
+"""A PDF's pages may hold drawing instructions up to this many times the file's size.
+
+pypdf reads about 0.6 MB of instructions a second, in Python. Text compresses 3 to 6
+times, so an honest file stays well below; more means many pages share one stream or a
+compression bomb (issue 20: 20 pages sharing one 7 MB stream, a 14 KB file, took 125 s
+and 395 MB). A stream shared by pages is counted once for each page that draws it.
+"""
+
+PDF_DRAWING_FLOOR = 8 * 1024 * 1024
+"""Small PDFs may hold this many bytes of drawing instructions whatever their size (about 15 s to read)."""
+
+MAX_READ_SECONDS = 600
+"""A PDF whose pages take longer than this to read is skipped, checked between pages.
+
+The measures above bound the work before it starts; this bounds what they cannot
+foresee (a page whose text pypdf reads slowly). It is ten times what the largest
+document the measures admit takes on a quiet machine, so a busy one reads it too.
+"""
+
+_clock = time.monotonic  # what MAX_READ_SECONDS is measured by (a test gives its own)
 
 # Byte values that count as "control characters" when sniffing for binary data:
 # C0 controls except TAB, LF, VT, FF, CR and ESC (ANSI colour codes), plus DEL.
@@ -73,7 +107,13 @@ _REASON_UNDECODABLE_NAME = "file name is not valid UTF-8 (rename it)"
 _REASON_MARKUP_ONLY = "no text in it, only markup"
 # Structured formats: their parser's text, written as Markdown so headings give sections and titles.
 _MARKUP_TO_MARKDOWN = {".rst": rst_to_markdown, ".html": html_to_markdown, ".htm": html_to_markdown}
-_MARKUP_NAMES = {".rst": "reStructuredText", ".html": "HTML", ".htm": "HTML"}
+_MARKUP_NAMES = {
+    ".rst": "reStructuredText",
+    ".html": "HTML",
+    ".htm": "HTML",
+    ".md": "Markdown",
+    ".markdown": "Markdown",
+}
 
 
 @dataclass(frozen=True)
@@ -281,9 +321,14 @@ def read_document(path: Path) -> LoadedFile | SkippedFile:
     UTF-16 BOM is present, and otherwise in the encoding charset-normalizer
     detects. Line endings are normalised to LF and a leading BOM is dropped.
     PDFs are read with pypdf; the text of all pages is joined with blank
-    lines. reStructuredText (docutils) and HTML (selectolax) are decoded as
-    text, parsed, and written as Markdown, so their headings give sections
-    and titles; nothing in them is run, included or fetched.
+    lines, under the PDF's title as a heading. reStructuredText (docutils)
+    and HTML (selectolax) are decoded as text, parsed, and written as
+    Markdown, so their headings give sections and titles; nothing in them is
+    run, included or fetched. Markdown loses its HTML tags (their words stay),
+    and a manual page saved as text is written as Markdown by its sections.
+    The work per document is bounded before a parser runs: HTML nesting
+    depth, PDF pages and drawing instructions, characters of text; and a
+    PDF's pages are read for at most :data:`MAX_READ_SECONDS`.
 
     Args:
         path: The file to read (``str`` is accepted too).
@@ -293,9 +338,11 @@ def read_document(path: Path) -> LoadedFile | SkippedFile:
         :class:`SkippedFile` when the file cannot be used: not found,
         permission denied, a directory, an unsupported suffix, larger than
         :data:`MAX_FILE_BYTES`, empty or whitespace-only, binary, undecodable,
-        a PDF without a text layer, an encrypted or corrupt PDF, or markup
-        without text (or that its parser cannot read). Problems
-        caused by the user's files never raise.
+        a PDF without a text layer, an encrypted or corrupt PDF, a PDF past
+        its bounds (pages, drawing instructions, characters, seconds), HTML nested past
+        :data:`~selfcrag.files.html_depth.MAX_NESTING`, or markup without text
+        (or that its parser cannot read). Problems caused by the user's files
+        never raise.
 
     """
     path = Path(path).expanduser()
@@ -308,6 +355,10 @@ def read_document(path: Path) -> LoadedFile | SkippedFile:
             text, encoding = _decode_text(data)
             if suffix in _MARKUP_TO_MARKDOWN:
                 text = _markup_text(text, suffix)
+            elif suffix in (".md", ".markdown"):
+                text = _markup_text(text, suffix, markdown_text)
+            elif is_man_page(text):
+                text = man_page_to_markdown(text)
     except _Skip as skip:
         return SkippedFile(_display_path(path), skip.reason)
     return LoadedFile(resolved, text, encoding)
@@ -391,22 +442,26 @@ def _decode_text(data: bytes) -> tuple[str, str]:
     return text, encoding
 
 
-def _markup_text(source: str, suffix: str) -> str:
-    """Parse reStructuredText or HTML and return its text as Markdown.
+def _markup_text(source: str, suffix: str, reader: Callable[[str], str] | None = None) -> str:
+    """Parse reStructuredText or HTML (or read the HTML out of Markdown) and return its text as Markdown.
 
     Args:
         source: The decoded file.
-        suffix: ``.rst``, ``.html`` or ``.htm``.
+        suffix: ``.rst``, ``.html``, ``.htm``, ``.md`` or ``.markdown``.
+        reader: What turns the source into Markdown (default: the parser of the suffix's format).
 
     Returns:
-        The text, as :func:`~selfcrag.files.restructuredtext.rst_to_markdown` or
-        :func:`~selfcrag.files.html_page.html_to_markdown` writes it.
+        The text, as :func:`~selfcrag.files.restructuredtext.rst_to_markdown`,
+        :func:`~selfcrag.files.html_page.html_to_markdown` or
+        :func:`~selfcrag.files.markdown.markdown_text` writes it.
 
     Raises:
         _Skip: The parser cannot read it, or it holds no text (only markup, scripts or directives).
     """
     try:
-        text = _MARKUP_TO_MARKDOWN[suffix](source)
+        text = (reader or _MARKUP_TO_MARKDOWN[suffix])(source)
+    except TooDeeplyNested as refused:
+        raise _Skip(str(refused)) from None
     except Exception:  # a parser may raise anything on a document it cannot read: that file is skipped
         raise _Skip(f"unreadable {_MARKUP_NAMES[suffix]}") from None
     if not text.strip():
@@ -489,16 +544,22 @@ def _bad_char_ratio(text: str) -> float:
 
 
 def _pdf_text(data: bytes) -> str:
-    """Extract the text layer of a PDF.
+    """Extract the text layer of a PDF, written as Markdown: its title as a heading, then its pages.
+
+    The pages are read as plain text: a line that looks like Markdown structure
+    (a ``#`` comment in a code example, a row of dashes) is kept from being read as
+    a heading or a table. The work is bounded before any page is read: the number
+    of pages, and the bytes of drawing instructions (see :data:`PDF_DRAWING_RATIO`);
+    and while pages are read, by :data:`MAX_READ_SECONDS`.
 
     Args:
         data: Raw PDF bytes (not empty).
 
     Returns:
-        The non-empty page texts joined by blank lines, with LF endings.
+        The title heading (when the PDF has a title) and the non-empty page texts, joined by blank lines.
 
     Raises:
-        _Skip: The PDF is encrypted, corrupt or has no text layer.
+        _Skip: The PDF is encrypted, corrupt, too costly to read or has no text layer.
 
     """
     with warnings.catch_warnings():
@@ -514,24 +575,146 @@ def _pdf_text(data: bytes) -> str:
             raise _Skip("encrypted PDF (password required)") from None
         except Exception:  # pypdf documents that broken files may raise anything
             raise _Skip("corrupt or unreadable PDF") from None
+        if len(pages) > MAX_PDF_PAGES:
+            raise _Skip(f"PDF has {len(pages):,} pages, more than {MAX_PDF_PAGES:,}")
+        readable = _pages_within_budget(pages, max(PDF_DRAWING_FLOOR, PDF_DRAWING_RATIO * len(data)))
         texts: list[str] = []
-        failed = 0
-        for page in pages:
+        failed = len(pages) - len(readable)
+        characters = 0
+        started = _clock()
+        for number, page in enumerate(readable, start=1):
+            if _clock() - started > MAX_READ_SECONDS:
+                read = f"{number - 1:,} of {len(pages):,} pages read"
+                raise _Skip(f"PDF took more than {MAX_READ_SECONDS:,} s to read ({read})")
             try:
                 page_text = page.extract_text() or ""
             except Exception:  # one broken page must not lose the others
                 failed += 1
                 continue
             page_text = _normalise_newlines(page_text).strip()
+            characters += len(page_text)
+            if characters > MAX_TEXT_CHARS:
+                raise _Skip(f"more than {MAX_TEXT_CHARS:,} characters of text")
             if page_text:
                 texts.append(page_text)
+        title = _pdf_title(reader, texts)
     if not pages:
         raise _Skip("PDF has no pages")
     if not texts:
         if failed == len(pages):
             raise _Skip("corrupt or unreadable PDF")
         raise _Skip(_REASON_NO_TEXT_LAYER)
-    return "\n\n".join(texts)
+    outline = MarkdownOutline()
+    if title:
+        outline.heading(1, title)
+        first, _, rest = texts[0].partition("\n")
+        if first.strip() == title:  # the title line of the first page is that heading
+            texts[0] = rest
+    for page_text in texts:
+        outline.lines(page_text)
+    return outline.text()
+
+
+def _pages_within_budget(pages: list[PageObject], budget: int) -> list[PageObject]:
+    """The pages whose drawing instructions can be decoded, once the whole document is known to fit ``budget``.
+
+    Args:
+        pages: The document's pages.
+        budget: Bytes of decoded drawing instructions the document may hold in all.
+
+    Returns:
+        The pages to read (a page whose streams cannot be decoded is left out, as a broken page).
+
+    Raises:
+        _Skip: The pages draw more than ``budget`` bytes.
+    """
+    readable: list[PageObject] = []
+    decoded: dict[int, int] = {}  # bytes of each stream object, decoded once however many pages draw it
+    total = 0
+    for page in pages:
+        try:
+            total += _drawing_bytes(page, decoded)
+        except Exception:  # a stream pypdf cannot decode (or refuses to: its own limits): the page is broken
+            continue
+        if total > budget:
+            raise _Skip(
+                f"PDF pages draw more than {_format_size(budget)} of instructions (pages sharing one stream, "
+                "or a compression bomb)"
+            )
+        readable.append(page)
+    return readable
+
+
+def _drawing_bytes(page: PageObject, decoded: dict[int, int]) -> int:
+    """Bytes of instructions pypdf reads to extract a page's text: its content streams and the forms it draws.
+
+    Args:
+        page: The page.
+        decoded: Sizes of the streams decoded so far, by object id.
+
+    Returns:
+        The page's total, counting a stream once for this page.
+    """
+    total = 0
+    seen: set[int] = set()
+    pending: list[object] = [page.get("/Contents"), page.get("/Resources")]
+    while pending:
+        item = pending.pop()
+        found = item.get_object() if hasattr(item, "get_object") else item
+        if found is None or id(found) in seen:
+            continue
+        seen.add(id(found))
+        if isinstance(found, ArrayObject):
+            pending.extend(found)
+        elif isinstance(found, StreamObject):  # a content stream, or a form drawn from the resources
+            if id(found) not in decoded:
+                decoded[id(found)] = len(found.get_data())
+            total += decoded[id(found)]
+            pending.append(found.get("/Resources"))
+        elif isinstance(found, DictionaryObject):  # resources: the forms among their XObjects
+            xobjects = found.get("/XObject")
+            xobjects = xobjects.get_object() if xobjects is not None else None
+            if isinstance(xobjects, DictionaryObject):
+                forms = (x.get_object() for x in xobjects.values())
+                pending.extend(
+                    form for form in forms if isinstance(form, StreamObject) and form.get("/Subtype") == "/Form"
+                )
+    return total
+
+
+_FILE_NAME_TITLE = re.compile(r"\.(?:docx?|pdf|tex|dvi|ps|odt|rtf|txt|md|html?|indd|pptx?|xlsx?)\s*$", re.IGNORECASE)
+
+
+def _pdf_title(reader: PdfReader, texts: list[str]) -> str | None:
+    """A PDF's title: its metadata's, else its first bookmark, else a title-like first line.
+
+    Metadata that only names a file or a program ("report.docx", "Microsoft Word - ...", "untitled") is no title.
+
+    Args:
+        reader: The open PDF.
+        texts: The page texts.
+
+    Returns:
+        The title, or None.
+    """
+    try:
+        info = reader.metadata
+        named = str(info.title or "").strip() if info is not None else ""
+    except Exception:  # damaged metadata is no title
+        named = ""
+    if named and not _FILE_NAME_TITLE.search(named) and not named.lower().startswith(("microsoft ", "untitled")):
+        return " ".join(named.split())
+    try:
+        first = next((entry for entry in reader.outline if not isinstance(entry, list)), None)
+        bookmark = str(first.title).strip() if first is not None and first.title else ""
+    except Exception:  # a damaged outline is no title
+        bookmark = ""
+    if bookmark:
+        return " ".join(bookmark.split())
+    first_line = texts[0].split("\n", 1)[0].strip() if texts else ""
+    # A "# comment" or "$ command" of a code example on top of the first page is code, no title.
+    looks_like_code = is_markdown_structure(first_line) or first_line.startswith(("$ ", "> ", "//"))
+    return first_line if is_title_line(first_line) and not looks_like_code else None
 
 
 def _decrypt_with_empty_password(reader: PdfReader) -> None:

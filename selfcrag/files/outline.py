@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from selfcrag.split.sentences import join_wrapped_lines
+from selfcrag.split.sentences import is_markdown_structure, join_wrapped_lines
 
 __all__ = ["MarkdownOutline"]
 
@@ -38,10 +38,20 @@ class MarkdownOutline:
             self.blocks.append(f"{'#' * min(max(level, 1), 6)} {title}")
 
     def paragraph(self, text: str) -> None:
-        """Add a paragraph, its wrapped lines joined into one."""
+        """Add a paragraph, its wrapped lines joined into one (read as text even when it starts with ``#``)."""
         line = _one_line(text)
         if line:
-            self.blocks.append(line)
+            self.blocks.append(_as_text(line))
+
+    def lines(self, text: str) -> None:
+        """Add text whose lines stay as they are (a PDF page), none of them read as a heading, fence or table.
+
+        Args:
+            text: Lines of plain text; a ``# comment`` line of a code example stays a line of text.
+        """
+        block = "\n".join(_as_text(line) for line in text.strip("\n").split("\n"))
+        if block.strip():
+            self.blocks.append(block)
 
     def item(self, text: str) -> None:
         """Add a list item (``- text``), so the splitter starts a unit at it."""
@@ -70,6 +80,14 @@ class MarkdownOutline:
     def text(self) -> str:
         """The document: its blocks separated by blank lines (empty when it had no text)."""
         return "\n\n".join(self.blocks)
+
+
+def _as_text(line: str) -> str:
+    """The line indented past Markdown's three spaces when the splitter would read it as structure, else itself.
+
+    The indentation is no part of any sentence (sentences are trimmed), so what is quoted is the line as written.
+    """
+    return f"    {line}" if is_markdown_structure(line) else line
 
 
 def _one_line(text: str) -> str:

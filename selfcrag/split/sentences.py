@@ -20,7 +20,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["SentenceSpan", "document_title", "join_wrapped_lines", "split_sentences"]
+__all__ = [
+    "SentenceSpan",
+    "closes_fence",
+    "document_title",
+    "is_markdown_structure",
+    "is_title_line",
+    "join_wrapped_lines",
+    "opens_fence",
+    "split_sentences",
+    "without_links",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +66,10 @@ class SentenceSpan:
 _ATX = re.compile(r"[ \t]{0,3}(#{1,6})(?:[ \t]+(.*)|\r)?$")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _TABLE = re.compile(r"[ \t]{0,3}\|")
+# A setext heading's underline: a line of "=" (level 1) or "-" (level 2) under a one-line paragraph.
+_UNDERLINE = re.compile(r"[ \t]{0,3}(={3,}|-{3,})[ \t]*$")
+# Lines indented as a code block: never a title.
+_INDENTED = re.compile(r"(?: {4}|\t)")
 
 # Line-start markers. The lookahead after ASCII markers demands whitespace or a
 # non-ASCII (typically CJK) character, so "3.14159" or "1)foo" glued to ASCII
@@ -151,49 +165,119 @@ def split_sentences(text: str, max_chars: int = 400) -> list[SentenceSpan]:
 
 
 def document_title(text: str, fallback: str) -> str:
-    """Pick a human-readable title for a document.
+    """Pick a document's title from its text: a real title, never the first sentence or a line of code.
 
     Args:
         text: The document text.
-        fallback: Returned when the document offers no usable title.
+        fallback: Returned when the document has no title line (the caller passes the file name's stem).
 
     Returns:
-        The text of the first level-1 ``# `` heading (outside code fences);
-        otherwise the first non-empty line outside code fences, stripped (and
-        without heading marks), if it is at most 80 characters long;
-        otherwise ``fallback``. HTML tags are no part of a title: a README's
-        ``<p align="center">`` banner is skipped, ``<h1>Rich</h1>`` is ``Rich``.
+        The text of the first level-1 heading (``# Title``, or ``Title`` underlined
+        with ``===``) outside code; otherwise the document's first line when it is a
+        heading of another level or a title line (see :func:`is_title_line`) standing
+        alone; otherwise ``fallback``. Code (fenced or indented) holds no title: its
+        ``# comment`` lines are comments. HTML tags and Markdown links are no part
+        of a title: a README's ``<p align="center">`` banner is skipped, ``<h1>Rich</h1>``
+        is ``Rich``, ``# [Rich](https://…)`` is ``Rich``.
 
     """
-    first_line: str | None = None
+    lines = text.split("\n")
+    first: str | None = None  # the title the first line offers, when no level-1 heading follows
+    seen_text = False
     fence: str | None = None
-    for raw in text.split("\n"):
+    for i, raw in enumerate(lines):
         line = _HTML_TAG.sub("", raw)
         if raw.strip() and not line.strip():
             continue  # markup alone, such as a centred banner
         if fence is not None:
-            if _closes_fence(line, fence):
+            if closes_fence(line, fence):
                 fence = None
             continue
-        fence = _opens_fence(line)
-        if fence is not None:
-            continue  # a fence marker or code is no title
-        m = _ATX.match(line)
-        if m:
-            title = _heading_title(m)
-            if len(m.group(1)) == 1 and title:
-                return title
-            if first_line is None and title:
-                first_line = title
-            continue
-        if first_line is None and line.strip():
-            first_line = line.strip()
-    if first_line and len(first_line) <= 80:
-        return first_line
-    return fallback
+        fence = opens_fence(line)
+        if fence is not None or not line.strip() or _INDENTED.match(line) or _setext_level(lines, i):
+            continue  # code, a blank line or an underline is no title
+        heading = _ATX.match(line)
+        level = len(heading.group(1)) if heading else _setext_level(lines, i + 1)
+        title = _heading_title(heading) if heading else without_links(line).strip()
+        if level == 1 and title:
+            return title
+        if not seen_text:
+            alone = i + 1 >= len(lines) or not lines[i + 1].strip()
+            first = title if title and (level or (alone and is_title_line(title))) else None
+        seen_text = True
+    return first or fallback
+
+
+def is_title_line(line: str) -> bool:
+    """Tell whether a line reads as a title rather than a sentence: short, no sentence in it or ending it.
+
+    Args:
+        line: One line of text (a heading's or a document's first line).
+
+    Returns:
+        True for "Libtasn1 Reference Manual" or "Backup notes"; False for "The job
+        runs at 02:00.", a line ending in a colon or comma, a line of links only, or
+        a line over 80 characters.
+    """
+    text = without_links(line).strip()
+    return (
+        0 < len(text) <= 80
+        and any(ch.isalpha() for ch in text)
+        and not _SENTENCE_END.search(text)
+        and not _SENTENCE_INSIDE.search(text)
+    )
+
+
+def without_links(text: str) -> str:
+    """Markdown links and images as the words a reader sees: ``[Install](http://…)`` is ``Install``.
+
+    Args:
+        text: A heading or a line of Markdown.
+
+    Returns:
+        The text with each link replaced by its text, each image and each HTML tag removed.
+    """
+    return _HTML_TAG.sub("", _LINK.sub(lambda m: "" if m.group(1) else m.group(2), text))
+
+
+def is_markdown_structure(line: str) -> bool:
+    """Tell whether the splitter reads a line as Markdown structure: a heading, a fence, a table row or an underline.
+
+    Args:
+        line: One line.
+
+    Returns:
+        True when the line would start a heading, a code block or a table, or underline a heading.
+    """
+    return bool(_ATX.match(line) or _FENCE.match(line) or _TABLE.match(line) or _UNDERLINE.match(line))
+
+
+def _setext_level(lines: list[str], i: int) -> int:
+    """The level of the heading line ``i`` underlines (1 for ``===``, 2 for ``---``), or 0 when it underlines none.
+
+    A heading line is one line of text between a blank line (or the document's
+    start, or an overline of ``=``) and its underline; a longer paragraph over
+    ``---`` is no heading, nor is a list item.
+    """
+    if i < 1 or i >= len(lines):
+        return 0
+    underline = _UNDERLINE.match(lines[i])
+    title = lines[i - 1]
+    if underline is None or not title.strip() or is_markdown_structure(title) or _LIST.match(title):
+        return 0
+    mark = underline.group(1)[0]
+    before = lines[i - 2] if i >= 2 else ""
+    overline = _UNDERLINE.match(before)
+    if before.strip() and not (overline and mark == "=" and overline.group(1)[0] == "="):
+        return 0
+    return 1 if mark == "=" else 2
 
 
 _HTML_TAG = re.compile(r"<!--.*?-->|</?[a-zA-Z][^<>]*>")
+# A Markdown image (group 1 set) or link: ``![alt](src)``, ``[text](url)``, ``[text][ref]``.
+_LINK = re.compile(r"(!?)\[([^\[\]\n]*)\](?:\([^()\s]*(?:\s+\"[^\"]*\")?\)|\[[^\[\]\n]*\])")
+_SENTENCE_END = re.compile(r"[.!?。！？;；:：,，、]$")
+_SENTENCE_INSIDE = re.compile(r"[.!?](?=\s+\S)|[。！？]")
 _LINE_BREAK = re.compile(r"[ \t]*\n[ \t\u3000]*")
 
 
@@ -221,8 +305,8 @@ def join_wrapped_lines(text: str) -> str:
 
 
 def _heading_title(m: re.Match[str]) -> str:
-    """Return the text of an ATX heading match without '#' marks or spaces."""
-    body = (m.group(2) or "").strip()
+    """Return the text of an ATX heading match without '#' marks, spaces, links or HTML tags."""
+    body = without_links(m.group(2) or "").strip()
     # Drop an optional closing sequence ("## Title ##"); "C#" keeps its '#'.
     bare = body.rstrip("#")
     if bare != body and (not bare or bare[-1] in " \t"):
@@ -230,7 +314,7 @@ def _heading_title(m: re.Match[str]) -> str:
     return body
 
 
-def _opens_fence(line: str) -> str | None:
+def opens_fence(line: str) -> str | None:
     """Return the fence string if ``line`` opens a fenced code block."""
     m = _FENCE.match(line)
     if m is None:
@@ -243,7 +327,7 @@ def _opens_fence(line: str) -> str | None:
     return fence
 
 
-def _closes_fence(line: str, fence: str) -> bool:
+def closes_fence(line: str, fence: str) -> bool:
     """Tell whether ``line`` closes a code fence opened with ``fence``."""
     stripped = line.strip()
     return (
@@ -292,7 +376,15 @@ class _Splitter:
                     unit_start = -1
                 i += 1
                 continue
-            fence = _opens_fence(line)
+            level = _setext_level(lines, i) if unit_kind == "text" and unit_start >= 0 else 0
+            if level and unit_start in (starts[i - 1], starts[i - 2]):
+                # The open one-line paragraph (under its "===" overline, if any) is a heading's text.
+                self._open_section(level, without_links(lines[i - 1]).strip())
+                self._emit_range(unit_start, line_end, "heading")
+                unit_start = -1
+                i += 1
+                continue
+            fence = opens_fence(line)
             if fence is not None:
                 # Fences, headings and tables interrupt a paragraph, as in
                 # CommonMark, so close the unit before them.
@@ -300,7 +392,7 @@ class _Splitter:
                     self._emit_unit(unit_start, line_start, unit_kind)
                     unit_start = -1
                 j = i + 1
-                while j < n and not _closes_fence(lines[j], fence):
+                while j < n and not closes_fence(lines[j], fence):
                     j += 1
                 last = min(j, n - 1)  # an unclosed fence runs to the end
                 self._emit_lines(i, last, starts, lines, "code")
