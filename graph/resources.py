@@ -19,14 +19,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-
-from langchain_core.language_models import BaseChatModel
+from typing import TYPE_CHECKING
 
 from selfcrag.errors import UserError
 from selfcrag.graph.context import Context
 from selfcrag.heuristics.evaluator import OfflineEvaluator
-from selfcrag.llm.chat import build_chat_model
+from selfcrag.llm.capabilities import FILE_NAME, EndpointMemory
 from selfcrag.search.retriever import Retriever
+
+# The chat model stack (langchain-openai, openai) is imported when a chat model is built, not by an offline run.
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 
 class Resources:
@@ -44,6 +47,7 @@ class Resources:
         self._lock = threading.Lock()
         self._retrievers: dict[Path, Retriever] = {}
         self._evaluators: dict[Path, OfflineEvaluator] = {}
+        self._memories: dict[Path, EndpointMemory] = {}
         self._chat_model = chat_model
         self._closed = False
 
@@ -86,12 +90,14 @@ class Resources:
                 evaluator = self._evaluators[key] = OfflineEvaluator(retriever)
             return evaluator
 
-    def chat_model(self, context: Context, timeout: float | None = None) -> BaseChatModel | None:
+    def chat_model(self, context: Context) -> BaseChatModel | None:
         """The chat model a run should use, or None for the offline path.
 
+        Each request is limited further by the step that makes it (its tokens, what is left of the question's
+        time: :func:`selfcrag.llm.chat.limited`).
+
         Args:
-            context: The run's context (``answerer``, model name, timeout).
-            timeout: Seconds a request may take, when less than the context's ``request_timeout``.
+            context: The run's context (``answerer``, model name, ``request_timeout``).
 
         Returns:
             The model, or None when offline.
@@ -108,10 +114,33 @@ class Resources:
             if context.answerer == "chat":
                 raise UserError("answerer=chat needs a chat endpoint: set OPENAI_API_KEY or OPENAI_BASE_URL")
             return None
-        limit = context.request_timeout if timeout is None else min(timeout, context.request_timeout)
+        from selfcrag.llm.chat import build_chat_model
+
         return build_chat_model(
-            context.chat_model, settings.openai_api_key, settings.openai_base_url, limit, context.temperature
+            context.chat_model,
+            settings.openai_api_key,
+            settings.openai_base_url,
+            context.request_timeout,
+            context.temperature,
         )
+
+    def endpoint_memory(self, context: Context) -> EndpointMemory:
+        """What the chat endpoints were found to refuse, kept in the context's data folder.
+
+        Args:
+            context: The run's context.
+
+        Returns:
+            The memory of ``<data dir>/chat_endpoints.json``.
+        """
+        from selfcrag.llm.structured import STRUCTURED_OUTPUT_METHODS
+
+        key = context.settings().data_dir.resolve()
+        with self._lock:
+            memory = self._memories.get(key)
+            if memory is None:
+                memory = self._memories[key] = EndpointMemory(key / FILE_NAME, STRUCTURED_OUTPUT_METHODS)
+            return memory
 
     def release(self, data_dir: Path) -> None:
         """Close the retriever of one data directory, if open (before another process rewrites it).

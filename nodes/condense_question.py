@@ -6,6 +6,11 @@ the conversation; offline, a rule carries the salient words of the previous
 question into a follow-up that is short or points back (it, that, 第二个, ...呢).
 The standalone question replaces ``question`` and ``query`` for the rest of
 the turn; the conversation keeps the message as the user wrote it.
+
+A rewrite that is not one plain question (it holds braces or a line break, or
+a role label such as ``AI:``: a model continuing the conversation or its JSON
+instead of rewriting) is not searched: the offline rule rewrites the message,
+and the step says why in its ``fallback``.
 """
 
 from __future__ import annotations
@@ -44,6 +49,13 @@ _POINTS_BACK_EN = re.compile(
 _POINTS_BACK_ZH = re.compile(
     r"它|其|(?<!应)该|这个|那个|这些|那些|这种|那种|这样|那样|上面|前面|上述|刚才|另外|还有|"
     r"第[一二三四五六七八九十\d]+|^\s*(?:那|这)|呢\s*[？?]?\s*$"
+)
+
+
+# What a rewritten question never holds: JSON or template braces, a line break, chat-template markers, a role label
+# opening it or following one of its sentences.
+_NOT_A_QUESTION = re.compile(
+    r"[{}\n\r]|<\||\|>|(?:^|[?？.。!！]\s*)(?:ai|human|user|assistant|system|用户|助手|系统)\s*[:：]", re.IGNORECASE
 )
 
 
@@ -90,6 +102,18 @@ def standalone_by_rule(question: str, earlier: Sequence[str]) -> str:
     return f"{' '.join(carried)} {question.strip()}" if carried else question
 
 
+def stray_text(rewrite: str) -> bool:
+    """Tell whether a model's rewrite holds more than a question: braces, line breaks, role labels, template markers.
+
+    Args:
+        rewrite: The rewritten question, as the model wrote it.
+
+    Returns:
+        True when it cannot be searched as it is.
+    """
+    return bool(_NOT_A_QUESTION.search(rewrite.strip()))
+
+
 def condense_question(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Rewrite the turn's question as a standalone one, from the conversation.
 
@@ -113,6 +137,9 @@ def condense_question(state: State, runtime: Runtime[Context]) -> dict[str, Any]
         ],
         offline="rules",
     )
+    if reply is not None and stray_text(reply.question):
+        details.update(method="rules", fallback="the rewritten question held stray role text or braces")
+        reply = None
     # The model's question is searched and quoted in later prompts: bounded like the user's.
     standalone = clean_question(reply.question).text if reply is not None else ""
     if not standalone:

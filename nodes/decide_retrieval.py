@@ -1,4 +1,10 @@
-"""decide_retrieval: start a turn, and decide whether it needs the knowledge base (Self-RAG's Retrieve)."""
+"""decide_retrieval: start a turn, and decide whether it needs the knowledge base (Self-RAG's Retrieve).
+
+The chat model's decision is a suggestion. A message the rules know needs no documents (a greeting, arithmetic,
+the conversation) is answered directly; any other message the model would answer directly is retrieved all the same
+when the knowledge base matches it (the offline evaluator's best score reaches ``lower_threshold``), so no model can
+answer a question of the documents from its own memory.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +14,15 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from selfcrag.errors import NoIndexError
 from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
 from selfcrag.graph.memory import forget_old_turns
 from selfcrag.graph.question import clean_question
+from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State, fresh_turn
 from selfcrag.graph.trace import record
-from selfcrag.heuristics.decider import classify_message
+from selfcrag.heuristics.decider import classify_message, knowledge_base_match
 from selfcrag.llm.replies import RetrievalDecision
 from selfcrag.prompts import history_text, pick
 from selfcrag.prompts.routing import DECIDE_SYSTEM, DECIDE_USER
@@ -32,6 +40,25 @@ def current_question(state: State) -> str:
     if state.messages and isinstance(state.messages[-1], HumanMessage):
         return state.messages[-1].text
     return state.question
+
+
+def _retrieve_if_the_documents_match(question: str, context: Context) -> tuple[str, float | None]:
+    """Overrule a chat model that would answer directly a question the knowledge base matches.
+
+    Args:
+        question: The question.
+        context: The run's context (data directory, search settings, ``lower_threshold``).
+
+    Returns:
+        ``retrieve`` or ``chat``, and the offline evaluator's best score (None with nothing indexed: nothing to
+        retrieve).
+    """
+    resources = current_resources()
+    try:
+        match = knowledge_base_match(resources.evaluator(context), question, context.search_config())
+    except NoIndexError:
+        return "chat", None
+    return ("retrieve" if match >= context.lower_threshold else "chat"), round(match, 3)
 
 
 def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -70,6 +97,8 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     route: str = rule
     if decision is not None:
         route = "retrieve" if decision.retrieve else (rule if rule != "retrieve" else "chat")
+    if route == "chat":
+        route, details["knowledge_base_match"] = _retrieve_if_the_documents_match(question, runtime.context)
     if cleaned.cut:
         details["question_cut"] = {"from": cleaned.original_chars, "to": len(question)}
     if cleaned.removed:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from scripted_openai import Serve, serving
 
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
 from selfcrag.index.ingest import ingest
+from selfcrag.llm import budget
 from selfcrag.search.retriever import Retriever
 
 SAMPLE_KB = sample_kb()
@@ -29,6 +31,9 @@ def _no_chat_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, "http://127.0.0.1:9")
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.setenv(name, "127.0.0.1,localhost,::1")
+    # A question's chat deadline (20 s by default) is real time: on a machine 10x slower than usual a test's
+    # verdict would change. Tests about deadlines set their own, or use the virtual clock.
+    monkeypatch.setenv("SELFCRAG_QUESTION_DEADLINE", "600")
 
 
 @pytest.fixture(scope="session")
@@ -53,3 +58,44 @@ def retriever(kb_dir: Path) -> Iterator[Retriever]:
     context = Context(data_dir=str(kb_dir))
     with Retriever(context.settings(), context.search_config()) as opened:
         yield opened
+
+
+class VirtualClock(budget.Clock):
+    """A question's clock that a test controls: it stands still, and a wait moves it on at once."""
+
+    def __init__(self) -> None:
+        self.time = 1_000_000.0
+        self.waits: list[float] = []
+
+    def now(self) -> float:  # noqa: D102
+        return self.time
+
+    def sleep(self, seconds: float) -> None:  # noqa: D102
+        self.waits.append(seconds)
+        self.time += seconds
+
+
+@pytest.fixture
+def virtual_clock(monkeypatch: pytest.MonkeyPatch) -> VirtualClock:
+    """Measure the chat budget's deadlines and retry waits on a clock the test controls (in this process)."""
+    clock = VirtualClock()
+    monkeypatch.setattr(budget, "CLOCK", clock)
+    return clock
+
+
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    """Start scripted chat servers in a test (``serve(script)``, see ``scripted_openai``); all stop at its end."""
+    with serving() as start:
+        yield start
+
+
+@pytest.fixture
+def endpoint(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Point the chat model of the test's runs at a server (``endpoint(server.url)``)."""
+
+    def point_at(url: str) -> None:
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+    return point_at

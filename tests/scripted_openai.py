@@ -6,6 +6,9 @@ request body. A reply can be content, a tool call, an HTTP error (429 with
 ``Retry-After``), a delay past the client's timeout, or a stream that drops
 its connection mid-answer. :class:`WorkflowScript` replies to each step of
 the workflow by what the request asks for.
+
+Like a real server, it honours ``max_tokens`` (a word is a token here): a
+longer reply is cut there and ends with finish reason ``length``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ class Reply:
             finish reason), a plain response halfway through its body.
         raw: Send these bytes as the whole body of a 200, whatever was asked (an HTML page, a stream
             of only ``data: [DONE]``), with ``content_type``.
+        piece_delay: Seconds between the pieces of a stream (a slow model).
+        stall_after: Stop sending a stream after this many pieces, without closing it, for ``stall`` seconds.
+        stall: How long a stalled stream stays silent before it ends.
+        honours_max_tokens: Cut the reply at the request's ``max_tokens``, as servers do; False sends it whole (a
+            broken or hostile server).
     """
 
     content: str | None = None
@@ -48,19 +56,50 @@ class Reply:
     drop_after: int | None = None
     raw: bytes | None = None
     content_type: str = "application/json"
+    piece_delay: float = 0.0
+    stall_after: int | None = None
+    stall: float = 0.0
+    honours_max_tokens: bool = True
 
 
 Script = list[Reply] | Callable[[dict[str, Any]], Reply]
 
 
+# In JSON mode a request names no schema: its system prompt shows the JSON it wants.
+_JSON_MODE_STEPS = {
+    '{"retrieve"': "RetrievalDecision",
+    '{"grades"': "PassageGrades",
+    '{"query"': "RewrittenQuery",
+    '{"verdict"': "SupportJudgement",
+    '{"question"': "StandaloneQuestion",
+}
+
+
 def step_of(body: dict[str, Any]) -> str:
     """Name the workflow step a request is for: its schema or tool name, or ``text`` for an answer."""
-    schema = body.get("response_format", {}).get("json_schema", {}).get("name")
+    response_format = body.get("response_format") or {}
+    schema = response_format.get("json_schema", {}).get("name")
     if schema:
         return str(schema)
     if body.get("tools"):
         return str(body["tools"][0]["function"]["name"])
+    if response_format.get("type") == "json_object":
+        prompt = str(body["messages"][0].get("content", ""))
+        return next((step for shown, step in _JSON_MODE_STEPS.items() if shown in prompt), "json")
     return "text"
+
+
+def limit_tokens(content: str | None, body: dict[str, Any]) -> tuple[str | None, str]:
+    """Cut a reply at the request's ``max_tokens`` (or ``max_completion_tokens``), a word being a token.
+
+    Returns:
+        The reply as sent, and its finish reason (``length`` when it was cut).
+    """
+    limit = body.get("max_tokens") or body.get("max_completion_tokens")
+    pieces = re.findall(r"\S+\s*|\s+", content or "")
+    if content is None or limit is None or len(pieces) <= limit:
+        return content, "stop"
+    return "".join(pieces[:limit]), "length"
 
 
 class ScriptedOpenAIServer:
@@ -81,6 +120,15 @@ class ScriptedOpenAIServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                # GET /v1/models: the one model it serves.
+                payload = json.dumps({"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload.encode())
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -123,7 +171,8 @@ class ScriptedOpenAIServer:
             handler.end_headers()
             handler.wfile.write(error)
             return
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        content, finish = limit_tokens(reply.content, body) if reply.honours_max_tokens else (reply.content, "stop")
+        message: dict[str, Any] = {"role": "assistant", "content": content}
         if reply.tool_call is not None:
             name = body["tools"][0]["function"]["name"]
             message["tool_calls"] = [
@@ -137,13 +186,20 @@ class ScriptedOpenAIServer:
             handler.send_response(200)
             handler.send_header("Content-Type", "text/event-stream")
             handler.end_headers()
-            pieces = re.findall(r"\S+\s*|\s+", reply.content or "")
-            for piece in pieces[: reply.drop_after]:
+            pieces = re.findall(r"\S+\s*|\s+", content or "")
+            for number, piece in enumerate(pieces[: reply.drop_after]):
+                if number == reply.stall_after:
+                    handler.wfile.flush()
+                    time.sleep(reply.stall)
+                    return
                 handler.wfile.write(_event({"role": "assistant", "content": piece}, None))
+                if reply.piece_delay:
+                    handler.wfile.flush()
+                    time.sleep(reply.piece_delay)
             if reply.drop_after is not None:
                 _drop(handler)
                 return
-            handler.wfile.write(_event({}, "stop") + b"data: [DONE]\n\n")
+            handler.wfile.write(_event({}, finish) + b"data: [DONE]\n\n")
             return
         payload = json.dumps(
             {
@@ -151,8 +207,8 @@ class ScriptedOpenAIServer:
                 "object": "chat.completion",
                 "created": 0,
                 "model": body["model"],
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage(body, content),
             }
         ).encode()
         handler.send_response(200)
@@ -172,6 +228,13 @@ class ScriptedOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def usage(body: dict[str, Any], content: str | None) -> dict[str, int]:
+    """Token counts as a server reports them: four characters of prompt a token, a word of reply a token."""
+    prompt = max(len(json.dumps(body["messages"], ensure_ascii=False)) // 4, 1)
+    completion = len(re.findall(r"\S+\s*|\s+", content or ""))
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def _event(delta: dict[str, Any], finish: str | None) -> bytes:
@@ -205,6 +268,9 @@ def serving() -> Iterator[Callable[[Script], ScriptedOpenAIServer]]:
     finally:
         for server in servers:
             server.__exit__()
+
+
+Serve = Callable[[Script], ScriptedOpenAIServer]
 
 
 def passages_shown(body: dict[str, Any]) -> int:

@@ -15,14 +15,14 @@ repeated here.
 from __future__ import annotations
 
 import socket
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import VirtualClock
 from langchain_core.messages import HumanMessage, SystemMessage
-from scripted_openai import Reply, Script, ScriptedOpenAIServer, WorkflowScript, serving
+from scripted_openai import Reply, Serve, WorkflowScript
 
 from selfcrag.graph.api import Answer, ask, stream_ask
 from selfcrag.llm.chat import build_chat_model
@@ -34,23 +34,6 @@ LOGS_ANSWER = "Application logs are kept for 90 days. [1]"
 REFUND = "退货审核通过后，退款多久能退回？"
 REFUND_ANSWER = "退款在审核通过后 3 个工作日内原路退回。[1]"
 CHAT_STEPS = ("decide_retrieval", "grade_documents", "generate", "check_support")
-
-Serve = Callable[[Script], ScriptedOpenAIServer]
-
-
-@pytest.fixture
-def serve() -> Iterator[Serve]:
-    with serving() as start:
-        yield start
-
-
-@pytest.fixture
-def endpoint(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
-    def point_at(url: str) -> None:
-        monkeypatch.setenv("OPENAI_BASE_URL", url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-
-    return point_at
 
 
 def step(answer: Answer, name: str) -> dict[str, Any]:
@@ -67,10 +50,9 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_a_429_is_retried_after_the_wait_its_retry_after_asks_for(serve: Serve) -> None:
+def test_a_429_is_retried_after_the_wait_its_retry_after_asks_for(serve: Serve, virtual_clock: VirtualClock) -> None:
     server = serve([Reply(status=429, retry_after="1"), Reply('{"retrieve": true}')])
     model = build_chat_model("scripted-model", "test-key", server.url, 5.0, 0.0)
-    started = time.monotonic()
     reply = invoke_structured(
         model,
         RetrievalDecision,
@@ -81,7 +63,7 @@ def test_a_429_is_retried_after_the_wait_its_retry_after_asks_for(serve: Serve) 
         name="decide_retrieval",
     )
     assert reply.retrieve and len(server.requests) == 2
-    assert 1.0 <= time.monotonic() - started < 3.0
+    assert virtual_clock.waits == [1.0]  # the wait the server asked for, no backoff of its own
 
 
 def test_a_429_asking_for_a_long_wait_is_not_waited_for_the_steps_answer_offline(
@@ -254,11 +236,12 @@ def test_a_dead_endpoint_costs_a_question_at_most_the_failure_limit_in_requests(
 
 
 def test_a_429_asking_for_ten_seconds_is_waited_for_once_within_the_questions_deadline(
-    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path, virtual_clock: VirtualClock
 ) -> None:
     server = serve([Reply(status=429, retry_after="10")])
     endpoint(server.url)
     result = ask(LOGS, data_dir=kb_dir, question_deadline=12)
+    assert virtual_clock.waits == [10.0]
     assert "90 days" in result.answer and fell_back(result) == list(CHAT_STEPS)
     # The first step waits 10 s once (12 s left), not a second time (2 s left); the second step's
     # failure is the third, and the rest answer offline at once.

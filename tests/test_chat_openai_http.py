@@ -106,10 +106,11 @@ def test_think_blocks_around_the_json_are_stripped(serve: Callable[[Script], Scr
 
 
 def test_a_timeout_is_retried(serve: Callable[[Script], ScriptedOpenAIServer]) -> None:
-    server = serve([Reply('{"retrieve": true}', delay=2.0), Reply('{"retrieve": false}')])
+    server = serve([Reply('{"retrieve": true}', delay=60.0), Reply('{"retrieve": false}')])
     started = time.monotonic()
     assert decide(server, timeout=0.5) == RetrievalDecision(retrieve=False)
-    assert len(server.requests) == 2 and time.monotonic() - started < 2.0
+    # Not the minute the first reply would take: a timeout, a short backoff and a second request (10x to spare).
+    assert len(server.requests) == 2 and time.monotonic() - started < 30.0
 
 
 def test_timeouts_every_time_raise_after_the_attempts(serve: Callable[[Script], ScriptedOpenAIServer]) -> None:

@@ -46,7 +46,7 @@ def start_chat(sessions: list[pexpect.spawn], index: Path, *args: str, **env: st
         env=environment,
         dimensions=(50, 200),
         encoding="utf-8",
-        timeout=60,
+        timeout=300,  # a busy machine may start a process 10x slower than a quiet one
     )
     sessions.append(child)
     child.expect_exact(" · /help for commands, Ctrl-D to leave")
@@ -68,11 +68,14 @@ def leave(child: pexpect.spawn) -> None:
 
 
 def test_a_follow_up_is_answered_from_the_conversation(sessions: list[pexpect.spawn], index: Path) -> None:
+    # Offline, both come back as the closest evidence (the guide's access- and refresh-token sentences stand
+    # side by side, neither clearly above the other), the asked-for sentence first.
     chat = start_chat(sessions, index, "--thread", "follow-up")
     say(chat, ACCESS)
-    chat.expect_exact("Access tokens expire after 3600 seconds (one hour). [1]")
-    chat.expect_exact("route: retrieved 5 · graded correct · rewrites 0 · fully supported")
-    chat.expect(r"\[1\]\s+aurora-api-guide\.md\s+Authentication\s+\d+–\d+")
+    chat.expect_exact("Not confirmed: the closest the documents come is:")
+    chat.expect_exact("Access tokens expire after 3600 seconds (one hour).")
+    chat.expect_exact("route: retrieved 5 · graded correct · rewrites 0 · not confirmed · closest evidence shown")
+    chat.expect(r"\[1\]\s+aurora-api-guide\.md\s+Authentication\s+\d+")
     say(chat, REFRESH)
     chat.expect_exact("Refresh tokens remain valid for 30 days")
     chat.expect_exact(f"route: follow-up → “Aurora access token valid {REFRESH}” · retrieved 5")
@@ -84,7 +87,7 @@ def test_sources_and_trace_show_the_last_answer_in_full(sessions: list[pexpect.s
     say(chat, ACCESS)
     chat.expect_exact("route: ")
     say(chat, "/sources")
-    chat.expect(r"\[1\] \S*aurora-api-guide\.md › Authentication \(sentences \d+–\d+\)")
+    chat.expect(r"\[1\] \S*aurora-api-guide\.md › Authentication \(sentences? \d+(–\d+)?\)")
     chat.expect_exact("Access tokens expire after 3600 seconds (one hour).")
     say(chat, "/trace")
     for step in (
@@ -94,6 +97,7 @@ def test_sources_and_trace_show_the_last_answer_in_full(sessions: list[pexpect.s
         "4. refine_knowledge",
         "5. generate",
         "6. check_support",
+        "7. abstain",
     ):
         chat.expect_exact(step)
         if step == "3. grade_documents":
@@ -128,14 +132,14 @@ def test_ctrl_c_cancels_the_answer_and_the_session_goes_on(sessions: list[pexpec
     def endpoint(body: dict[str, Any]) -> Reply:
         if not asked.is_set():  # the first request hangs until the test ends
             asked.set()
-            release.wait(30)
+            release.wait(300)
         return Reply(status=400)  # then the endpoint refuses: every step falls back to the offline path
 
     with ScriptedOpenAIServer(endpoint) as server:
         try:
             chat = start_chat(sessions, index, "--thread", "cancelled", OPENAI_BASE_URL=server.url)
             say(chat, ACCESS)
-            assert asked.wait(30)
+            assert asked.wait(300)
             chat.sendintr()
             chat.expect_exact("(cancelled)")
             say(chat, "How long are application logs kept?")
@@ -162,9 +166,10 @@ def test_piped_output_has_no_colours_and_echoes_the_questions(index: Path) -> No
     lines = run.stdout.splitlines()
     assert lines[0] == "new conversation piped · /help for commands, Ctrl-D to leave"
     assert lines[1].startswith("6 documents in ") and lines[2] == f"{PROMPT}{ACCESS}"
-    assert lines[3] == "Access tokens expire after 3600 seconds (one hour). [1]"
-    assert lines[4].startswith("route: retrieved 5") and lines[5] == "sources:"
-    assert lines[7] == f"{PROMPT}/sources"
+    assert lines[3] == "Not confirmed: the closest the documents come is:"
+    assert lines[4].startswith("Access tokens expire after 3600 seconds (one hour).") and lines[4].endswith("[1]")
+    route = next(i for i, line in enumerate(lines) if line.startswith("route: retrieved 5"))
+    assert lines[route + 1] == "sources:" and f"{PROMPT}/sources" in lines[route + 2 :]
 
 
 def test_nothing_indexed_says_how_to_ingest_and_the_session_goes_on(tmp_path: Path) -> None:

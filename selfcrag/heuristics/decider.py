@@ -4,6 +4,13 @@ Rules, not guesses: a message is answered directly only when the whole of it
 is a greeting or thanks, an arithmetic expression, or a question about the
 conversation itself. Anything else goes to retrieval, where the evaluator
 decides whether the knowledge base can answer it.
+
+A chat model may judge a message the rules would retrieve to need no documents
+(small talk the rules do not know). Its judgement is a suggestion only:
+:func:`knowledge_base_match` scores what the knowledge base holds for the
+message with the offline evaluator, and a message it matches is retrieved
+whatever the model said, so a weak or misled model cannot answer a question
+of the documents from its own memory.
 """
 
 from __future__ import annotations
@@ -16,8 +23,10 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
+from selfcrag.heuristics.evaluator import OfflineEvaluator, standings
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
+from selfcrag.search.retriever import RetrievalConfig
 
 Route = Literal["retrieve", "greeting", "thanks", "arithmetic", "conversation", "empty"]
 
@@ -77,6 +86,28 @@ def classify_message(message: str) -> Route:
     if _CONVERSATION.search(message):
         return "conversation"
     return "retrieve"
+
+
+def knowledge_base_match(evaluator: OfflineEvaluator, message: str, config: RetrievalConfig) -> float:
+    """How well the knowledge base matches a message: the offline evaluator's best score among what a search finds.
+
+    The same score ``grade_documents`` gives offline, so it reads against the same thresholds: at or above
+    ``lower_threshold`` the passages are not all Incorrect, and the documents have something to say.
+
+    Args:
+        evaluator: The offline evaluator of the index.
+        message: The user's message.
+        config: The search settings.
+
+    Returns:
+        A score in [0, 1]; 0 when the search finds nothing.
+    """
+    passages = evaluator.retriever.search(message, config).passages
+    if not passages:
+        return 0.0
+    profile = evaluator.profile(message)
+    places = standings(passages)
+    return max(evaluator.score_passage(profile, passage, places[passage["id"]]) for passage in passages)
 
 
 def arithmetic_expression(message: str) -> str | None:

