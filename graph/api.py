@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -34,10 +33,14 @@ from selfcrag.graph.checkpoints import CheckpointSerializer
 from selfcrag.graph.context import Context, context_from_options
 from selfcrag.graph.question import CleanQuestion, clean_question
 from selfcrag.graph.resources import Resources
-from selfcrag.graph.state import TraceStep
+from selfcrag.graph.state import Status, TraceStep
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
 from selfcrag.spans import Citation as CitationDict
+
+# LangChain's chat model classes (with the tracers they pull in) are imported where a chat model is built.
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 StreamKind = Literal["token", "retract", "trace", "answer"]
 
@@ -92,8 +95,12 @@ class Answer:
         answer: The answer text, with ``[n]`` markers; or the abstention.
         citations: The sources the answer cites.
         trace: The route taken: one dict per step (``step``, ``decision``, scores, counters).
-        abstained: True when the knowledge base did not hold the answer.
-        closest_sources: When abstaining, the nearest passages found.
+        abstained: True when no answer was given: the answer was not confirmed (closest evidence) or nothing
+            relevant was found.
+        status: How the question ended: ``answered`` (from the documents, checked), ``closest_evidence`` (not
+            confirmed: the best sentences found are shown, cited), ``not_found`` (nothing relevant), or
+            ``direct`` (a reply that needed no documents: a greeting, arithmetic, the conversation itself).
+        closest_sources: When nothing relevant was found, the nearest passages anyway.
         notes: What the reader should know about how the answer was made: the
             question was cut, or a step fell back to its offline method because
             the chat model failed. In the question's language.
@@ -106,6 +113,7 @@ class Answer:
     abstained: bool = False
     closest_sources: list[Citation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    status: Status = "answered"
 
     @property
     def route(self) -> list[str]:
@@ -138,6 +146,7 @@ class Answer:
             abstained=bool(values.get("abstained", False)),
             closest_sources=[Citation.from_state(c) for c in values.get("closest_sources", [])],
             notes=answer_notes(question, trace, cleaned),
+            status=values.get("status") or ("not_found" if values.get("abstained") else "answered"),
         )
 
 
@@ -159,6 +168,8 @@ def answer_notes(question: str, trace: list[TraceStep], cleaned: CleanQuestion |
     notes += [
         replies.FELL_BACK[language].format(step=s["step"], reason=s["fallback"]) for s in trace if "fallback" in s
     ]
+    # What a step learnt about the endpoint (a structured-output mode it refuses), said once.
+    notes += [str(s["note"]) for s in trace if "note" in s]
     return notes
 
 

@@ -1,10 +1,11 @@
 """The workflow's wiring: nodes, routers and edges.
 
-decide_retrieval ─┬─ answer_directly ─ END
+decide_retrieval ─┬─ answer_directly ─ END (or, when only the model chose it and failed, on to retrieve)
                   └─ retrieve ─ grade_documents ─┬─ refine_knowledge ─┬─ generate ─ check_support ─┬─ END
                         ▲                        │                    │      ▲                     │
                         └──── rewrite_query ◄────┴────────────────────┘      └─ (unsupported) ─────┤
-                                                 └── abstain ◄─────────────────────────────────────┘
+                                                 └── abstain ◄──────────────── (unconfirmed) ──────┘
+                                                     (closest evidence, or not found)
 
 In a thread with earlier questions, decide_retrieval ─ condense_question ─ retrieve: the question is made
 standalone ("what about the second one?" becomes what it refers to) before it is searched.
@@ -12,8 +13,8 @@ standalone ("what about the second one?" becomes what it refers to) before it is
 Every loop is bounded by a counter in the state (``requery_count``,
 ``regenerate_count``) against a knob of the context (``max_requery``,
 ``max_regenerate``), so no answer of any model can run the graph into
-LangGraph's recursion limit. With the default knobs a run takes at most 15
-steps (16 with condense_question).
+LangGraph's recursion limit. With the default knobs a run takes at most 16
+steps (17 with condense_question): a failed direct answer adds one.
 
 This file is loaded by path by ``langgraph dev`` (see langgraph.json), so its
 imports are absolute.
@@ -71,7 +72,13 @@ def route_knowledge(state: State, runtime: Runtime[Context]) -> Literal["generat
 
 
 def route_support(state: State, runtime: Runtime[Context]) -> Literal["generate", "abstain", "__end__"]:
-    """Accept a (partly) supported answer; regenerate an unsupported one while allowed, then abstain."""
+    """Accept a (partly) supported answer; regenerate an unsupported one while allowed, then abstain.
+
+    An unconfirmed one (offline: quoted, but on weak evidence) is shown as the closest evidence at once: a
+    regeneration would quote the same best sentence.
+    """
+    if state.support == "unconfirmed":
+        return "abstain"
     if state.support != "unsupported":
         return "__end__"
     return "generate" if state.regenerate_count < runtime.context.max_regenerate else "abstain"

@@ -20,7 +20,17 @@ from langgraph.types import Overwrite
 from selfcrag.spans import Citation, KnowledgeItem, Passage
 
 CorrectiveAction = Literal["correct", "ambiguous", "incorrect"]
-SupportVerdict = Literal["fully", "partially", "unsupported"]
+SupportVerdict = Literal["fully", "partially", "unsupported", "unconfirmed"]
+"""Self-RAG's ISSUP verdict; ``unconfirmed``: the offline check found the answer quoted, but its evidence weak."""
+Status = Literal["answered", "closest_evidence", "not_found", "direct"]
+"""How a question ended, as the reader is told:
+
+* ``answered``: an answer from the documents, checked (a chat model's passed the support check; offline, a quote
+  whose evidence is strong);
+* ``closest_evidence``: not confirmed, but relevant passages were found: their best sentences are shown, cited;
+* ``not_found``: nothing relevant was found;
+* ``direct``: a reply that needed no documents (a greeting, arithmetic, the conversation itself), not from them.
+"""
 
 # One step of the route: {"step": node name, "decision": ..., plus scores and counters}.
 TraceStep = dict[str, Any]
@@ -80,8 +90,11 @@ class State(InputState):
     answer: str = ""
     citations: list[Citation] = field(default_factory=list)
     closest_sources: list[Citation] = field(default_factory=list)
-    """When abstaining: the nearest passages found, for the reader to check."""
+    """When nothing relevant was found: the nearest passages, for the reader to check."""
+    status: Status | None = None
+    """How the question ended (see :data:`Status`)."""
     abstained: bool = False
+    """No answer was given (``closest_evidence`` or ``not_found``)."""
     chat_deadline: float = 0.0
     """When this question's chat budget ends (``time.time()``); 0 until its first step sets it."""
     chat_calls: int = 0

@@ -1,4 +1,13 @@
-"""abstain: say, in the question's language, that the knowledge base does not hold the answer."""
+"""abstain: give no answer, and show what was found: the closest evidence, or that nothing relevant was found.
+
+Two outcomes, told apart by what grading found:
+
+* some passage was graded at least ``evidence_threshold``: the answer could not be confirmed, so the reader gets
+  the closest evidence itself, the best sentences with their neighbours, quoted and cited under a plain "Not
+  confirmed" header (``closest_evidence``); with a chat model, a passage it graded relevant or partly relevant;
+* nothing was: the knowledge base does not hold the answer, and the nearest passages are named for the reader to
+  check (``not_found``).
+"""
 
 from __future__ import annotations
 
@@ -7,29 +16,164 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from selfcrag.cite.markers import locate
+from selfcrag.cite.markers import CitedSentence, defuse_markers, join_cited, locate
 from selfcrag.graph.context import Context
+from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
+from selfcrag.heuristics.answerer import table_excerpt
+from selfcrag.heuristics.evaluator import scored_strip
+from selfcrag.heuristics.evidence import closest_evidence
+from selfcrag.heuristics.excerpts import Excerpt, quotes
+from selfcrag.heuristics.strips import passage_strips
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
-from selfcrag.spans import Citation, Passage
+from selfcrag.spans import Citation, KnowledgeItem, Passage
 
 CLOSEST_SHOWN = 3
+# Passages whose sentences are weighed as evidence, the best graded first.
+EVIDENCE_PASSAGES = 5
 
 
 def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Decline to answer, and show the closest sources found so the reader can look.
+    """Decline to answer: show the closest evidence when relevant passages were found, else the nearest sources.
 
     Args:
-        state: The question, passages and grades.
+        state: The question, passages, grades and the knowledge kept.
         runtime: Its context.
 
     Returns:
-        The abstention as the answer, ``abstained`` set, and the closest sources.
+        The answer text, its status, ``abstained`` set, and the evidence's citations (or the nearest sources).
     """
+    context = runtime.context
     language = detect_language(state.question)
-    # Searches of the rewritten queries find overlapping windows: show each stretch of a document once.
+    reason = (
+        "unconfirmed"
+        if state.support == "unconfirmed"
+        else "unsupported"
+        if state.support == "unsupported"
+        else "no knowledge kept"
+        if state.action != "incorrect"
+        else "incorrect"
+    )
+    relevant = [p for p in state.passages if state.grades.get(p["id"], 0.0) >= context.evidence_threshold]
+    evidence: list[Excerpt] = []
+    if relevant:
+        profile = current_resources().evaluator(context).profile(state.question)
+        evidence = closest_evidence(
+            _scored_items(state, relevant, runtime),
+            profile,
+            max_sentences=context.evidence_sentences,
+            max_chars=context.evidence_chars,
+            first=_quoted_by_the_draft(state),
+        )
+    details = {"requery": state.requery_count, "regenerate": state.regenerate_count}
+    if evidence:
+        # A table is shown as its header and the rows that match the question, one row a line.
+        texts = [
+            table_excerpt(e.strips[0]["text"], profile) if e.strips[0]["kind"] == "table" else e.text for e in evidence
+        ]
+        citations = [_cited(i, e, text) for i, (e, text) in enumerate(zip(evidence, texts, strict=True), 1)]
+        # One excerpt a line: they are separate findings, not one answer.
+        shown = join_cited([CitedSentence(text, (i,)) for i, text in enumerate(texts, 1)], "\n")
+        answer = f"{replies.NOT_CONFIRMED[language]}\n{shown}"
+        return {
+            "answer": answer,
+            "status": "closest_evidence",
+            "abstained": True,
+            "citations": citations,
+            "closest_sources": [],
+            "messages": [AIMessage(answer)],
+            "trace": record(
+                runtime,
+                "abstain",
+                reason,
+                status="closest_evidence",
+                evidence=[{"source": c["source"], "sentences": [c["first"], c["last"]]} for c in citations],
+                **details,
+            ),
+        }
+    closest = _nearest_sources(state)
+    lines = [replies.ABSTAIN[language]]
+    if closest:
+        lines.append(replies.CLOSEST_SOURCES[language])
+        lines.extend(f"- {locate(c['source'], c['section'], c['first'], c['last'], title=c['title'])}" for c in closest)
+    else:
+        lines.append(replies.NO_SOURCES[language])
+    answer = "\n".join(lines)
+    return {
+        "answer": answer,
+        "status": "not_found",
+        "abstained": True,
+        "citations": [],
+        "closest_sources": closest,
+        "messages": [AIMessage(answer)],
+        "trace": record(
+            runtime, "abstain", reason, status="not_found", closest=[c["source"] for c in closest], **details
+        ),
+    }
+
+
+def _scored_items(state: State, relevant: list[Passage], runtime: Runtime[Context]) -> list[KnowledgeItem]:
+    """The best relevant passages as knowledge items, every sentence scored.
+
+    All their sentences, not only what refinement kept: a paraphrased question's answer is often a sentence the
+    evaluator scored low, and the reader, not the evaluator, is to judge the evidence.
+    """
+    resources = current_resources()
+    index = resources.retriever(runtime.context).index
+    evaluator = resources.evaluator(runtime.context)
+    profile = evaluator.profile(state.question)
+    items: list[KnowledgeItem] = []
+    for passage in sorted(relevant, key=lambda p: -state.grades[p["id"]])[:EVIDENCE_PASSAGES]:
+        strips = passage_strips(index, passage["doc_id"], passage["first"], passage["last"])
+        signals = evaluator.measure_strips(profile, strips)
+        items.append(
+            KnowledgeItem(
+                n=len(items) + 1,
+                doc_id=passage["doc_id"],
+                source=passage["source"],
+                title=passage["title"],
+                section=list(passage["section"]),
+                first=passage["first"],
+                last=passage["last"],
+                text=defuse_markers(passage["text"]),  # a document's own [n] must not pass for a citation
+                score=state.grades[passage["id"]],
+                strips=[scored_strip(s, measured) for s, measured in zip(strips, signals, strict=True)],
+            )
+        )
+    return items
+
+
+def _quoted_by_the_draft(state: State) -> set[tuple[str, int]]:
+    """The sentences (document id, position) an unconfirmed offline answer quoted: the evidence shows them first."""
+    if state.support != "unconfirmed":
+        return set()
+    quoted = " ".join(state.draft.split())
+    return {
+        (item["doc_id"], strip["position"])
+        for item in state.knowledge
+        for strip in item["strips"]
+        if strip["kind"] not in ("heading", "code") and quotes(quoted, strip)
+    }
+
+
+def _cited(n: int, excerpt: Excerpt, text: str) -> Citation:
+    """The citation of one excerpt of evidence: the text shown, where it stands."""
+    item = excerpt.item
+    return Citation(
+        n=n,
+        source=item["source"],
+        title=item["title"],
+        section=list(item["section"]),
+        first=excerpt.first,
+        last=excerpt.last,
+        quote=text,
+    )
+
+
+def _nearest_sources(state: State) -> list[Citation]:
+    """The nearest passages, each stretch of a document once (rewritten queries find overlapping windows)."""
     nearest: list[Passage] = []
     for passage in sorted(state.passages, key=lambda p: -state.grades.get(p["id"], 0.0)):
         if len(nearest) < CLOSEST_SHOWN and not any(
@@ -37,7 +181,7 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             for p in nearest
         ):
             nearest.append(passage)
-    closest = [
+    return [
         Citation(
             n=i,
             source=p["source"],
@@ -49,32 +193,3 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         )
         for i, p in enumerate(nearest, 1)
     ]
-    lines = [replies.ABSTAIN[language]]
-    if closest:
-        lines.append(replies.CLOSEST_SOURCES[language])
-        lines.extend(f"- {locate(c['source'], c['section'], c['first'], c['last'], title=c['title'])}" for c in closest)
-    else:
-        lines.append(replies.NO_SOURCES[language])
-    answer = "\n".join(lines)
-    reason = (
-        "unsupported"
-        if state.support == "unsupported"
-        else "no knowledge kept"
-        if state.action != "incorrect"
-        else "incorrect"
-    )
-    return {
-        "answer": answer,
-        "abstained": True,
-        "citations": [],
-        "closest_sources": closest,
-        "messages": [AIMessage(answer)],
-        "trace": record(
-            runtime,
-            "abstain",
-            reason,
-            requery=state.requery_count,
-            regenerate=state.regenerate_count,
-            closest=[c["source"] for c in closest],
-        ),
-    }

@@ -13,7 +13,7 @@ from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State, SupportVerdict
 from selfcrag.graph.trace import record
-from selfcrag.heuristics.support import check_sentences
+from selfcrag.heuristics.support import check_sentences, quoted_evidence
 from selfcrag.index.tokenize import detect_language
 from selfcrag.llm.replies import SupportJudgement
 from selfcrag.prompts import pick, quote_knowledge, replies
@@ -39,7 +39,13 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
     Fully supported: the draft is the answer. Partially: the supported
     sentences are, with a note of what is missing. Unsupported: nothing is
-    accepted, and the router regenerates or abstains.
+    accepted, and the router regenerates or abstains. Offline, where the check
+    finds a quote in its source but cannot read whether it answers, an
+    extractive answer (one the chat model did not write) whose best quoted strip is not close in meaning to the question
+    (``answer_similarity``), does not hold most of its words
+    (``answer_coverage``) or is not clearly above the other strips retrieved
+    (``answer_margin``) is ``unconfirmed``: it is shown as the closest
+    evidence, not as an answer.
 
     Args:
         state: The question, the knowledge and the draft.
@@ -76,7 +82,8 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             for i in range(1, len(sentences) + 1)
         ]
         missing = judgement.missing.strip()
-    if sentences and not flags:
+    offline = bool(sentences) and not flags
+    if offline:
         checks = check_sentences(
             sentences, state.knowledge, current_resources().retriever(context), context.strip_threshold
         )
@@ -87,6 +94,20 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # A sentence that cites no source cannot be supported by what it cites, whatever a judge says.
     flags = [ok and bool(s.cites) for s, ok in zip(sentences, flags, strict=True)]
     verdict = support_verdict(flags)
+    kept = [s for s, ok in zip(sentences, flags, strict=True) if ok]
+    written_offline = next((s.get("method") for s in reversed(state.trace) if s["step"] == "generate"), None) != "chat"
+    if offline and written_offline and verdict != "unsupported":
+        # Offline, a quote is found in its source, not read: it is given as an answer only on strong evidence, a
+        # sentence close in meaning to the question, holding its words, and clearly better than anything else found.
+        evidence = quoted_evidence(kept, state.knowledge)
+        details["evidence"] = {"dense": evidence.dense, "coverage": evidence.coverage, "margin": evidence.margin}
+        details["quoted"] = sorted({n for sentence in kept for n in sentence.cites})
+        if (
+            evidence.dense < context.answer_similarity
+            or evidence.coverage < context.answer_coverage
+            or evidence.margin < context.answer_margin
+        ):
+            verdict = "unconfirmed"
     update: dict[str, Any] = {
         **spent,
         "support": verdict,
@@ -100,9 +121,8 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             **details,
         ),
     }
-    if verdict == "unsupported":
+    if verdict in ("unsupported", "unconfirmed"):
         return update
-    kept = [s for s, ok in zip(sentences, flags, strict=True) if ok]
     # Fully supported, the draft stands as written (and as streamed), less any marker that points at no
     # source: rejoining its sentences would move markers and line breaks, and show people a second answer.
     answer = (
@@ -118,6 +138,7 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         **update,
         "answer": answer,
         "citations": build_citations(kept, state.knowledge),
+        "status": "answered",
         "abstained": False,
         "messages": [AIMessage(answer)],
     }

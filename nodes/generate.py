@@ -59,7 +59,11 @@ def generate(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not draft and state.knowledge:
         profile = current_resources().evaluator(context).profile(question)
         sentences = extractive_answer(
-            state.knowledge, profile, max_sentences=context.max_answer_sentences, strict=strict
+            state.knowledge,
+            profile,
+            max_sentences=context.max_answer_sentences,
+            strict=strict,
+            excerpt_chars=context.answer_excerpt_chars,
         )
         draft = format_answer(sentences, profile.language)
         runtime.stream_writer({"type": "token", "text": draft})

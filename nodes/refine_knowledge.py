@@ -12,9 +12,10 @@ from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.heuristics.answerer import asks_for_list
+from selfcrag.heuristics.evaluator import StripSignals, score_strip, scored_strip
 from selfcrag.heuristics.strips import companions, passage_strips, recompose
 from selfcrag.index.points import StoredSentence
-from selfcrag.spans import KnowledgeItem, Strip
+from selfcrag.spans import KnowledgeItem
 
 # Strips handed to the answer step at most, so a long passage cannot crowd out the rest.
 MAX_STRIPS = 12
@@ -49,6 +50,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         key=lambda p: -state.grades[p["id"]],
     )
     scored: list[tuple[float, int, StoredSentence]] = []
+    signals_of: dict[tuple[str, int], StripSignals] = {}
     leans: dict[tuple[str, int], list[StoredSentence]] = {}
     strips_of: list[list[StoredSentence]] = []
     for rank, passage in enumerate(passages):
@@ -58,8 +60,10 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             leans[(strip.doc_id, strip.position)] = companions(index, strip)
         extra = {(c.doc_id, c.position): c for s in strips for c in leans[(s.doc_id, s.position)]}
         everything = [*strips, *(c for k, c in extra.items() if k not in {(s.doc_id, s.position) for s in strips})]
-        scores = evaluator.score_strips(profile, everything)
-        scored.extend((score, rank, strip) for strip, score in zip(everything, scores, strict=True))
+        signals = evaluator.measure_strips(profile, everything)
+        for strip, measured in zip(everything, signals, strict=True):
+            scored.append((score_strip(measured, strip.kind), rank, strip))
+            signals_of[(strip.doc_id, strip.position)] = measured
     score_of = {(s.doc_id, s.position): sc for sc, _, s in scored}
     whole = {rank for rank, p in enumerate(passages) if state.grades[p["id"]] >= context.upper_threshold}
     ranked = sorted(((sc, r, s) for sc, r, s in scored if s.kind != "heading"), key=lambda x: (-x[0], x[1]))
@@ -96,12 +100,10 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 text=defuse_markers(recompose(strips)),
                 score=round(max(score_of[(s.doc_id, s.position)] for s in strips), 4),
                 strips=[
-                    Strip(
-                        position=s.position,
-                        kind=s.kind,
-                        text=defuse_markers(s.text),
-                        score=round(score_of[(s.doc_id, s.position)], 4),
-                        leans_on=[c.position for c in leans.get((s.doc_id, s.position), [])],
+                    scored_strip(
+                        s,
+                        signals_of[(s.doc_id, s.position)],
+                        [c.position for c in leans.get((s.doc_id, s.position), [])],
                     )
                     for s in strips
                 ],

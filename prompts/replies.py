@@ -5,6 +5,12 @@ ABSTAIN = {
     "zh": "知识库中没有找到这个问题的答案。",
 }
 
+# Over the closest evidence, when the answer could not be confirmed: the sentences follow, cited.
+NOT_CONFIRMED = {
+    "en": "Not confirmed: the closest the documents come is:",
+    "zh": "未能确认答案，资料中最接近的内容：",
+}
+
 CLOSEST_SOURCES = {
     "en": "Closest sources found:",
     "zh": "找到的最接近的资料：",

@@ -70,13 +70,19 @@ class Strip(TypedDict):
     """One knowledge strip (a sentence) of a kept passage, with its relevance score.
 
     ``leans_on`` lists the positions of the sentences it needs to be
-    understood (a list item's lead-in, a clause's continuation).
+    understood (a list item's lead-in, a clause's continuation). ``dense`` is
+    its meaning's closeness to the question, on the embedder's own scale (0:
+    what an unrelated sentence scores, 1: a restatement), and ``coverage``
+    the IDF-weighted share of the question's words it holds (with its title
+    and headings): two of the signals of ``score``.
     """
 
     position: int
     kind: str
     text: str
     score: float
+    dense: float
+    coverage: float
     leans_on: list[int]
 
 

@@ -1,4 +1,4 @@
-"""``selfcrag ask`` run as scripts run it: a subprocess, its output and its exit status (0, 3, 1)."""
+"""``selfcrag ask`` run as scripts run it: a subprocess, its output and its exit status (0, 4, 3, 1)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from selfcrag.graph.api import ask
 from selfcrag.index.reader import IndexReader
 
 LOGS = "How long are application logs kept?"
-UNANSWERABLE = "What uptime SLA does the Aurora API guarantee?"
+# On topic (the Aurora API guide), but the guide names no uptime: the closest evidence, not an answer.
+UNCONFIRMED = "What uptime SLA does the Aurora API guarantee?"
+# Nothing in the sample knowledge base is about it.
+NOT_FOUND = "Who won the 1998 FIFA World Cup?"
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +32,13 @@ def selfcrag(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_json_holds_the_answer_citations_trace_and_abstained(index: Path, kb_dir: Path) -> None:
+def test_json_holds_the_status_answer_citations_trace_and_abstained(index: Path, kb_dir: Path) -> None:
     run = selfcrag("ask", LOGS, "--json", "--data-dir", index, cwd=index.parent)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
     assert set(result) == {
         "question",
+        "status",
         "answer",
         "citations",
         "trace",
@@ -45,6 +49,7 @@ def test_json_holds_the_answer_citations_trace_and_abstained(index: Path, kb_dir
     }
     assert result["degraded"] is False and result["notes"] == []
     assert result["question"] == LOGS and "90 days" in result["answer"] and result["abstained"] is False
+    assert result["status"] == "answered"
     citation = result["citations"][0]
     assert citation["n"] == 1 and citation["source"].endswith("data-retention-policy.md")
     assert citation["section"][-1] == "4.1 Logs and metrics" and "90 days" in citation["quote"]
@@ -54,11 +59,25 @@ def test_json_holds_the_answer_citations_trace_and_abstained(index: Path, kb_dir
     assert [step["step"] for step in result["trace"]][-1] == "check_support"
 
 
-def test_an_abstention_exits_3_with_the_closest_sources(index: Path) -> None:
-    run = selfcrag("ask", UNANSWERABLE, "--json", "--data-dir", index, cwd=index.parent)
+def test_an_unconfirmed_answer_exits_4_showing_the_closest_sentences_cited(index: Path) -> None:
+    run = selfcrag("ask", UNCONFIRMED, "--json", "--data-dir", index, cwd=index.parent)
+    assert run.returncode == 4, run.stderr
+    result = json.loads(run.stdout)
+    assert result["status"] == "closest_evidence" and result["abstained"] is True
+    header, *shown = result["answer"].splitlines()
+    assert header == "Not confirmed: the closest the documents come is:"
+    # The sentences themselves (with their neighbours), each excerpt cited where it stands in the guide.
+    assert 1 <= len(shown) == len(result["citations"]) <= 3
+    for line, citation in zip(shown, result["citations"], strict=True):
+        assert line == f"{citation['quote']} [{citation['n']}]"
+        assert citation["source"].endswith("aurora-api-guide.md") and citation["first"] <= citation["last"]
+
+
+def test_nothing_relevant_exits_3_naming_the_nearest_sources(index: Path) -> None:
+    run = selfcrag("ask", NOT_FOUND, "--json", "--data-dir", index, cwd=index.parent)
     assert run.returncode == 3, run.stderr
     result = json.loads(run.stdout)
-    assert result["abstained"] is True and result["citations"] == []
+    assert result["status"] == "not_found" and result["abstained"] is True and result["citations"] == []
     assert result["closest_sources"] and "does not contain" in result["answer"]
 
 
@@ -68,7 +87,8 @@ def test_piped_output_streams_the_answer_then_sources_and_route_in_plain_text(in
     assert "\x1b[" not in run.stdout  # no colours, spinners or redraws when piped
     lines = run.stdout.splitlines()
     assert "Application logs are kept for 90 days" in lines[0]
-    assert lines[1].startswith("route: retrieved 5 · graded correct · rewrites 0 · fully supported")
+    # Offline, the answer is a quote found in its source, on strong evidence: not "fully supported".
+    assert lines[1].startswith("route: retrieved 5 · graded correct · rewrites 0 · quoted from [1]")
     # People read sentence ranges from 1.
     cited = ask(LOGS, data_dir=kb_dir).citations[0]
     assert lines[2:] == [

@@ -17,6 +17,8 @@ from selfcrag.eval.metrics import (
     answer_correct,
     citations_supported,
     found_rank,
+    shown_text,
+    shows_gold,
     supports,
 )
 from selfcrag.eval.report import markdown_table
@@ -163,6 +165,36 @@ def test_abstention_shares_are_over_unanswerable_and_answerable_questions_apart(
     assert scores["abstain_ok"] == 0.5
     assert scores["cited_ok"] == round(2 / 3, 4)
     assert (scores["n"], scores["answerable"], scores["unanswerable"]) == (6, 4, 2)
+
+
+def test_the_metrics_a_user_would_recognise() -> None:
+    outcomes = [
+        # Answerable: answered right, answered wrong, closest evidence holding the answer, evidence without it.
+        outcome(True, False, correct=True, status="answered", shown_chars=50, shows_gold=True),
+        outcome(True, False, correct=False, status="answered", shown_chars=70, shows_gold=False),
+        outcome(True, True, status="closest_evidence", shown_chars=280, shows_gold=True),
+        outcome(True, True, status="closest_evidence", shown_chars=300, shows_gold=False),
+        # Unanswerable: answered (misled), closest evidence, nothing found.
+        outcome(False, False, status="answered", shown_chars=90),
+        outcome(False, True, status="closest_evidence", shown_chars=250),
+        outcome(False, True, status="not_found", shown_chars=0),
+    ]
+    scores = aggregate_answers(outcomes)
+    assert scores["answered"] == round(3 / 7, 4)
+    assert scores["answered_right"] == round(1 / 3, 4)  # the unanswerable question answered counts as wrong
+    assert scores["evidence_recall"] == 0.5
+    assert scores["shown_chars"] == 90
+    assert scores["misled"] == round(1 / 3, 4)
+
+
+def test_what_was_shown_is_the_answer_or_the_evidence_and_holds_the_gold_as_written() -> None:
+    assert shown_text("answered", "Its lamp stands 34 meters above sea level. [1]", []) == (
+        "Its lamp stands 34 meters above sea level."
+    )
+    assert shown_text("closest_evidence", "Not confirmed: …\nA. [1]\nB. [2]", ["A.", "B."]) == "A.\nB."
+    assert shown_text("not_found", "The knowledge base does not contain the answer.", []) == ""
+    assert shows_gold("Its lamp stands 34 meters above sea level. [1]", LAMP)
+    assert not shows_gold("The light was converted in 1931.", LAMP)
 
 
 def test_route_mix_costs_and_latency_percentiles() -> None:

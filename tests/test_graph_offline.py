@@ -1,8 +1,9 @@
 """The offline workflow end to end on the sample knowledge base: every sample question.
 
-The answer key is ``tests/sample_questions.md``: answerable questions must be
-answered with their evidence, cited at the sentence that states it;
-unanswerable ones must be declined.
+The answer key is ``tests/sample_questions.md``. Offline, an answer is given
+only on strong evidence, else the closest evidence is shown: an answerable
+question must show its evidence either way, cited at the sentence that states
+it; an unanswerable one must never be answered.
 """
 
 from __future__ import annotations
@@ -37,11 +38,11 @@ def test_the_answer_key_was_read() -> None:
 
 
 @pytest.mark.parametrize(("question", "evidence", "source"), ANSWERABLE)
-def test_answerable_question_is_answered_with_its_evidence_cited(
+def test_answerable_question_shows_its_evidence_cited(
     kb_dir: Path, retriever: Retriever, question: str, evidence: str, source: str
 ) -> None:
     result = ask(question, data_dir=kb_dir)
-    assert not result.abstained, result.answer
+    assert result.status in ("answered", "closest_evidence"), result.answer
     assert evidence in result.answer
     cited = [c for c in result.citations if evidence in c.quote]
     assert cited and cited[0].source.endswith(source)
@@ -51,21 +52,36 @@ def test_answerable_question_is_answered_with_its_evidence_cited(
         s.position for s in retriever.index.iter_sentences(doc.doc_id) if evidence in s.text or s.text in evidence
     )
     assert cited[0].first <= position <= cited[0].last
-    assert result.route[-1] == "check_support"
+    assert result.route[-1] == ("check_support" if result.status == "answered" else "abstain")
 
 
 @pytest.mark.parametrize("question", UNANSWERABLE)
-def test_question_the_knowledge_base_does_not_answer_is_declined(kb_dir: Path, question: str) -> None:
+def test_question_the_knowledge_base_does_not_answer_is_never_answered(kb_dir: Path, question: str) -> None:
     result = ask(question, data_dir=kb_dir)
-    assert result.abstained
-    assert not result.citations and result.closest_sources
+    assert result.status in ("closest_evidence", "not_found") and result.abstained, result.answer
     assert result.route[-1] == "abstain"
+    chinese = re.search(r"[\u4e00-\u9fff]", question)
+    if result.status == "closest_evidence":
+        assert result.answer.startswith("未能确认答案" if chinese else "Not confirmed:") and result.citations
+        return
+    assert not result.citations and result.closest_sources
     shown = [(c.source, c.first, c.last) for c in result.closest_sources]
     assert not any(
         a[0] == b[0] and a[1] <= b[2] and b[1] <= a[2] for i, a in enumerate(shown) for b in shown[i + 1 :]
     ), f"overlapping closest sources: {shown}"
-    declined = "知识库中没有" if re.search(r"[\u4e00-\u9fff]", question) else "does not contain"
-    assert declined in result.answer
+    assert ("知识库中没有" if chinese else "does not contain") in result.answer
+
+
+def test_an_answer_is_given_only_when_its_sentence_stands_clearly_above_the_rest(kb_dir: Path) -> None:
+    # The retention policy states the log period once: answered, and labelled as a quote, not as verified.
+    logs = ask("How long are application logs kept?", data_dir=kb_dir)
+    assert logs.status == "answered" and "90 days" in logs.answer
+    check = next(s for s in logs.trace if s["step"] == "check_support")
+    assert check["evidence"]["margin"] >= 0.2 and check["quoted"] == [1]
+    # The API guide's access-token sentence has a close rival (the refresh tokens' lifetime): shown as evidence,
+    # the right sentence first.
+    token = ask("How long is an Aurora access token valid?", data_dir=kb_dir)
+    assert token.status == "closest_evidence" and "3600 seconds" in token.citations[0].quote
 
 
 def test_extractive_answer_is_verified_verbatim_by_the_support_check(kb_dir: Path) -> None:
@@ -77,7 +93,7 @@ def test_extractive_answer_is_verified_verbatim_by_the_support_check(kb_dir: Pat
 def test_offline_route_makes_no_chat_call_and_says_so(kb_dir: Path) -> None:
     result = ask("退货审核通过后，退款多久能退回？", data_dir=kb_dir)
     assert {s.get("method") for s in result.trace if "method" in s} <= {"rules", "offline"}
-    assert result.answer.endswith("[1]")
+    assert "3 个工作日内原路退回" in result.citations[0].quote
 
 
 def _knowledge(kb_dir: Path, question: str) -> list[KnowledgeItem]:

@@ -59,7 +59,7 @@ def test_correct_retrieval_is_refined_answered_and_checked_in_four_calls(kb_dir:
     assert state["action"] == "correct"
     assert model.calls == ["RetrievalDecision", "PassageGrades", "text", "SupportJudgement"]
     assert state["answer"].startswith("Application logs are kept for 90 days")
-    assert state["citations"][0]["n"] == 1 and not state["abstained"]
+    assert state["citations"][0]["n"] == 1 and not state["abstained"] and state["status"] == "answered"
 
 
 def test_ambiguous_retrieval_is_refined_into_strips(kb_dir: Path) -> None:
@@ -121,7 +121,8 @@ def test_retrieval_that_stays_incorrect_abstains_after_max_requery(kb_dir: Path)
     assert route(state).count("rewrite_query") == 2
     assert route(state)[-1] == "abstain" and state["abstained"]
     assert state["requery_count"] == 2
-    assert "does not contain" in state["answer"] and state["closest_sources"]
+    # The model graded every passage irrelevant: nothing found, whatever the offline signals say.
+    assert state["status"] == "not_found" and "does not contain" in state["answer"] and state["closest_sources"]
     assert "text" not in model.calls
 
 
@@ -138,6 +139,9 @@ def test_unsupported_answer_is_regenerated_once_then_abstains(kb_dir: Path) -> N
     assert route(state)[-5:] == ["generate", "check_support", "generate", "check_support", "abstain"]
     assert [s["decision"] for s in state["trace"] if s["step"] == "generate"] == ["generated", "regenerated"]
     assert state["regenerate_count"] == 1 and state["abstained"]
+    # The model graded a passage relevant, but its answer was not supported: the closest evidence is shown, cited.
+    assert state["status"] == "closest_evidence" and state["answer"].startswith("Not confirmed:")
+    assert any("90 days" in c["quote"] for c in state["citations"])
 
 
 def test_partially_supported_answer_keeps_the_supported_sentence(kb_dir: Path) -> None:

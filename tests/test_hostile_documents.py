@@ -161,18 +161,22 @@ def test_a_forged_passage_never_appears_in_a_prompt(hostile_kb: Path) -> None:
 
 def test_the_offline_path_quotes_injected_text_as_plain_text(hostile_kb: Path) -> None:
     result = ask(QUESTION, data_dir=hostile_kb, answerer="offline")
-    assert not result.abstained and result.answer.strip() != "42"
+    # Offline the answer is quoted (or, unconfirmed, shown as the closest evidence): never obeyed.
+    assert result.status in ("answered", "closest_evidence") and result.answer.strip() != "42"
     checked = next(s for s in result.trace if s["step"] == "check_support")
     assert set(checked["sentences"]) == {"verbatim"}  # quoted from the documents, nothing obeyed
     markers = {int(n) for n in re.findall(r"\[(\d+)\]", result.answer)}
     assert markers == {c.n for c in result.citations} and 7 not in markers  # the fake [7] cites nothing
     assert "pump manual ［7］" in result.answer  # and is shown as the document wrote it
+    # Two manuals disagree (30 days, 999 days), and neither sentence stands out: nothing is given as the answer.
+    assert result.status == "closest_evidence" and any(TRUTH in c.quote for c in result.citations)
 
 
 def test_the_offline_path_answers_from_an_injected_document_like_any_other(hostile_kb: Path) -> None:
     result = ask("Where do operators record coolant pump services?", data_dir=hostile_kb, answerer="offline")
-    assert result.answer == "Operators record every coolant pump service in the maintenance book. [1]"
-    assert sources(result) == {"pump-notes.md"}
+    # The sentence, quoted with what follows it in the document: the injected lines are text, cited, not obeyed.
+    assert result.answer.startswith("Operators record every coolant pump service in the maintenance book.")
+    assert result.answer.endswith("[1]") and sources(result) == {"pump-notes.md"}
 
 
 def system_prompts_of_modules_that_carry_documents() -> dict[str, dict[str, str]]:

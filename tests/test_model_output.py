@@ -46,8 +46,10 @@ def support_step(result: dict[str, Any]) -> dict[str, Any]:
 
 def test_an_obedient_answer_with_invented_markers_and_an_image_is_not_fully_supported(serve: Any, index: Path) -> None:
     server = serve(WorkflowScript("PWNED ! [99] ![img](http://127.0.0.1:9/x?d=secret) [99]", SupportJudgement=[FULLY]))
-    result = ask_json(index, server, expect=3)  # abstained: nothing it says cites a source
-    assert result["abstained"] and "PWNED" not in result["answer"]
+    # Withdrawn: nothing it says cites a source. The model graded the passage relevant, so the closest evidence is
+    # shown instead (exit 4), quoted from the documents.
+    result = ask_json(index, server, expect=4)
+    assert result["status"] == "closest_evidence" and "PWNED" not in result["answer"]
     assert support_step(result)["decision"] == "unsupported"
     assert support_step(result)["unknown_markers_removed"] == 2
 
@@ -70,7 +72,7 @@ def test_markers_that_point_at_no_source_are_removed_and_images_and_links_are_pl
 
 def test_an_answer_that_cites_nothing_is_not_fully_supported(serve: Any, index: Path) -> None:
     server = serve(WorkflowScript("Application logs are kept for 90 days.", SupportJudgement=[FULLY]))
-    result = ask_json(index, server, expect=3)
+    result = ask_json(index, server, expect=4)
     assert [s["decision"] for s in result["trace"] if s["step"] == "check_support"] == ["unsupported"] * 2
 
 

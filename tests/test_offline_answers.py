@@ -9,6 +9,7 @@ The real CLI runs on tests/data/answer-kb (small files in the shape of those).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -27,11 +28,15 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def answer(question: str, data_dir: Path) -> str:
-    """The answer lines of ``selfcrag ask`` (before the route line)."""
-    run = selfcrag("ask", question, "--data-dir", data_dir, cwd=data_dir.parent)
-    assert run.returncode == 0, run.stdout + run.stderr
-    lines = run.stdout.splitlines()
-    return "\n".join(lines[: next(i for i, line in enumerate(lines) if line.startswith("route: "))])
+    """What ``selfcrag ask`` quotes first: the answer, or the first excerpt of the closest evidence.
+
+    Offline, an answer is given only on strong evidence (exit 0); otherwise the closest evidence is shown, best
+    first (exit 4). Either way, what comes first is what was chosen for the question.
+    """
+    run = selfcrag("ask", question, "--json", "--data-dir", data_dir, cwd=data_dir.parent)
+    assert run.returncode in (0, 4), run.stdout + run.stderr
+    result = json.loads(run.stdout)
+    return str(result["answer"] if result["status"] == "answered" else result["citations"][0]["quote"])
 
 
 def test_a_list_question_is_answered_with_the_whole_list(data_dir: Path) -> None:
@@ -65,3 +70,40 @@ def test_a_table_of_contents_line_is_never_an_answer(data_dir: Path) -> None:
 def test_a_count_written_in_words_answers_how_many(data_dir: Path, question: str, expected: str) -> None:
     text = answer(question, data_dir)
     assert expected in text, text
+
+
+LEAD_IN_FIRST = """# Corvid proxy
+
+## Configuration
+
+The proxy settings of the Corvid agent are read once, when the agent starts.
+They live in /etc/corvid/proxy.conf, one setting per line.
+Changes take effect after a restart.
+
+## Warranty
+
+The warranty of the Kestrel drill covers the motor and the battery pack.
+It lasts for two years from the date of purchase.
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Which file holds the proxy settings of the Corvid agent?", "/etc/corvid/proxy.conf"),
+        ("What is the warranty period of the Kestrel drill?", "two years"),
+    ],
+)
+def test_the_sentence_just_before_the_answer_is_never_quoted_alone_as_the_answer(
+    tmp_path: Path, question: str, expected: str
+) -> None:
+    # The sentence before shares the question's words, the answer says "They" / "It" (issue 19): the last
+    # release quoted the sentence before alone, labelled fully supported, exit 0.
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "proxy.md").write_text(LEAD_IN_FIRST, encoding="utf-8")
+    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
+    run = selfcrag("ask", question, "--json", "--data-dir", "index", cwd=tmp_path)
+    result = json.loads(run.stdout)
+    assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
+    shown = result["answer"] if result["status"] == "answered" else result["citations"][0]["quote"]
+    assert expected in shown

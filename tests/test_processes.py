@@ -26,7 +26,7 @@ def offline_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
 
 
-def test_ten_concurrent_asks_all_answer_or_abstain(kb_dir: Path, retriever) -> None:
+def test_ten_concurrent_asks_all_end_in_an_outcome(kb_dir: Path, retriever) -> None:
     # This process holds the index open too (the session's retriever), as a chat would.
     assert retriever.search("logs").passages
     runs = [
@@ -50,7 +50,8 @@ def test_ten_concurrent_asks_all_answer_or_abstain(kb_dir: Path, retriever) -> N
         for i in range(10)
     ]
     results = [(run.communicate(timeout=900), run.returncode) for run in runs]
-    assert all(code in (0, 3) for _, code in results), [err for (_, err), _ in results]
+    # Answered (0), the closest evidence (4) or not found (3): never an error.
+    assert all(code in (0, 3, 4) for _, code in results), [err for (_, err), _ in results]
     assert sum("Application logs are kept for 90 days" in out for (out, _), _ in results) == 2
 
 

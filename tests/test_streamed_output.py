@@ -17,9 +17,9 @@ from typing import Any
 
 import pexpect
 import pytest
+from cli_runner import selfcrag
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from cli_runner import selfcrag
 from scripted_openai import ScriptedOpenAIServer, WorkflowScript, serving
 
 from selfcrag.graph.api import stream_ask
@@ -145,7 +145,8 @@ def test_a_runaway_reply_streams_no_more_than_a_usable_reply_may_hold(kb_dir: Pa
 HOSTILE = [
     OBEDIENT,
     'See [the guide](http://evil.example/?q=1 "t") and ![x][ref] then <img src=http://e/x> and <think>no</think>done.',
-    f"中文回答！[1] 密钥 {KEY}，链接 ![图](http://e/图) 结束。\n[ref]: http://evil.example\n最后一行 Bearer abcdefgh12345678",
+    f"中文回答！[1] 密钥 {KEY}，链接 ![图](http://e/图) 结束。\n[ref]: http://evil.example\n"
+    "最后一行 Bearer abcdefgh12345678",
 ]
 
 

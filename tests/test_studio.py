@@ -133,4 +133,6 @@ def test_studio_server_answers_eight_questions_sent_at_once(studio_url: str) -> 
     with ThreadPoolExecutor(max_workers=len(QUESTIONS)) as pool:
         states = list(pool.map(run, [question for question, _ in QUESTIONS]))
     for state, (question, evidence) in zip(states, QUESTIONS, strict=True):
-        assert state["question"] == question and evidence in state["answer"] and not state["abstained"]
+        # Answered, or shown as the closest evidence: either way the passage that answers it (issue 19).
+        assert state["question"] == question and evidence in state["answer"]
+        assert state["status"] in ("answered", "closest_evidence") and state["citations"]

@@ -1,7 +1,9 @@
 """``selfcrag ask``: one question, one answer, for people (streamed) or for scripts (``--json``).
 
-Exit status: 0 answered, 3 abstained (the knowledge base does not hold the
-answer), 1 error (nothing indexed, the index in use, an empty question).
+Exit status: 0 answered (or a direct reply that needed no documents), 4 closest
+evidence (the answer was not confirmed; the best sentences found are shown), 3
+not found (nothing relevant in the knowledge base), 1 error (nothing indexed,
+the index in use, an empty question).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from selfcrag.cli.render import in_background, leave_cancelled_work, print_answe
 if TYPE_CHECKING:
     from selfcrag.graph.api import Answer
 
-EXIT_ABSTAINED = 3
+EXIT_NOT_FOUND = 3
+EXIT_CLOSEST_EVIDENCE = 4
+EXIT_STATUS = {"answered": 0, "direct": 0, "closest_evidence": EXIT_CLOSEST_EVIDENCE, "not_found": EXIT_NOT_FOUND}
 
 
 def answer_json(question: str, answer: Answer) -> dict[str, Any]:
@@ -31,11 +35,12 @@ def answer_json(question: str, answer: Answer) -> dict[str, Any]:
         answer: The answer.
 
     Returns:
-        ``question``, ``answer``, ``citations``, ``trace``, ``abstained``, ``closest_sources``, and
+        ``question``, ``status``, ``answer``, ``citations``, ``trace``, ``abstained``, ``closest_sources``, and
         ``notes`` / ``degraded`` (a cut question, or steps that fell back to the offline path).
     """
     return {
         "question": question,
+        "status": answer.status,
         "answer": answer.answer,
         "citations": [dataclasses.asdict(c) for c in answer.citations],
         "trace": answer.trace,
@@ -50,12 +55,15 @@ def answer_json(question: str, answer: Answer) -> dict[str, Any]:
 def ask(
     question: Annotated[str, typer.Argument(help="The question, Chinese or English.")],
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the answer, citations, trace and `abstained` as one JSON object.")
+        bool, typer.Option("--json", help="Print the status, answer, citations and trace as one JSON object.")
     ] = False,
     no_stream: Annotated[bool, typer.Option("--no-stream", help="Print the answer when it is complete.")] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """Answer one question from the knowledge base, with its sources and route (exit 3 when it abstains)."""
+    """Answer one question from the knowledge base, with its sources and route.
+
+    Exit status: 0 answered, 4 closest evidence only (not confirmed), 3 nothing relevant found, 1 error.
+    """
     if not question.strip():
         raise fail("the question is empty")
     from selfcrag.graph.api import Session
@@ -82,4 +90,4 @@ def ask(
         print_answer(out, result)
     else:
         print_footer(out, result, time.perf_counter() - started)
-    raise typer.Exit(EXIT_ABSTAINED if result.abstained else 0)
+    raise typer.Exit(EXIT_STATUS[result.status])

@@ -9,14 +9,16 @@ from pathlib import Path
 from selfcrag.cli.app import SAMPLE_KB, DataDir, app, context_for, out, progress_reporter, user_errors
 from selfcrag.cli.render import print_answer
 
+# One of each outcome, offline: answered (a quote on strong evidence), the closest evidence (relevant passages, an
+# answer not confirmed), and not found.
 DEMO_QUESTIONS = (
+    "How long are application logs kept?",
     "退货审核通过后，退款多久能退回？",
-    "How long is an Aurora access token valid?",
-    "What uptime SLA does the Aurora API guarantee?",
+    "Who won the 1998 FIFA World Cup?",
 )
 # Where the demo indexes when neither --data-dir nor SELFCRAG_DATA_DIR says: apart from the user's own index.
 DEMO_DATA_DIR = Path(".selfcrag") / "demo"
-NEXT_QUESTION = "How long are application logs kept?"
+NEXT_QUESTION = "What uptime SLA does the Aurora API guarantee?"
 
 
 @app.command()

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
@@ -74,7 +73,12 @@ def answer_text(text: str) -> RenderableType:
         A rich renderable (control characters shown as symbols, see :mod:`cli.terminal`).
     """
     text = visible(text)
-    return Markdown(markdown_source(text)) if is_markdown(text) else Text(text)
+    if not is_markdown(text):
+        return Text(text)
+    # Imported for a Markdown answer only: rich's Markdown (markdown-it, pygments) is the heaviest part of rich.
+    from rich.markdown import Markdown
+
+    return Markdown(markdown_source(text))
 
 
 def markdown_source(text: str) -> str:
@@ -197,13 +201,14 @@ def route_summary(trace: Sequence[dict[str, Any]]) -> str:
         trace: The answer's trace steps.
 
     Returns:
-        E.g. ``retrieved 5 · graded correct · rewrites 0 · fully supported``.
+        E.g. ``retrieved 5 · graded correct · rewrites 0 · fully supported`` (or ``quoted from [1]`` offline).
     """
     steps = {step["step"]: step for step in trace}  # the last of each kind
     parts: list[str] = []
     decided = steps.get("decide_retrieval", {}).get("decision")
-    if decided and decided != "retrieve":
-        return f"answered directly ({decided}), no retrieval"
+    # A direct answer that failed went on to retrieval: the route is then the retrieval's.
+    if decided and decided != "retrieve" and "retrieve" not in steps:
+        return f"answered directly ({decided}), not from your documents"
     condensed = steps.get("condense_question")
     if condensed and condensed["decision"] == "condensed":
         parts.append(f"follow-up → “{condensed['question']}”")
@@ -217,11 +222,35 @@ def route_summary(trace: Sequence[dict[str, Any]]) -> str:
     if regenerated:
         parts.append(f"regenerated {regenerated}")
     if "check_support" in steps:
-        verdict = steps["check_support"]["decision"]
-        parts.append("not supported" if verdict == "unsupported" else f"{verdict} supported")
+        parts.append(support_label(steps["check_support"]))
     if "abstain" in steps:
-        parts.append(f"abstained ({steps['abstain']['decision']})")
+        abstained = steps["abstain"]
+        if abstained.get("status") == "closest_evidence":
+            parts.append("closest evidence shown")
+        else:
+            parts.append(f"not found ({abstained['decision']})")
     return " · ".join(parts)
+
+
+def support_label(step: dict[str, Any]) -> str:
+    """Say what the support check established: a chat model's verdict, or offline, that the answer is quoted.
+
+    Args:
+        step: The ``check_support`` trace step.
+
+    Returns:
+        E.g. ``fully supported`` (a chat model read the sources), ``quoted from [1]`` (offline: found verbatim, on
+        strong evidence), ``not confirmed`` or ``not supported``.
+    """
+    verdict = step["decision"]
+    if verdict == "unsupported":
+        return "not supported"
+    if verdict == "unconfirmed":
+        return "not confirmed"
+    if step.get("method") != "chat" and step.get("quoted"):
+        quoted = "".join(f"[{n}]" for n in step["quoted"])
+        return f"quoted from {quoted}" + (" in part" if verdict == "partially" else "")
+    return f"{verdict} supported"
 
 
 def print_route(console: Console, answer: Answer, seconds: float | None = None) -> None:
@@ -293,7 +322,7 @@ def print_footer(console: Console, answer: Answer, seconds: float | None = None)
 
 
 def print_passages(console: Console, answer: Answer) -> None:
-    """Print the cited passages in full (the closest sources when the answer abstained).
+    """Print the cited passages in full (the nearest sources when nothing was found).
 
     Args:
         console: Where to print.
@@ -301,7 +330,7 @@ def print_passages(console: Console, answer: Answer) -> None:
     """
     from selfcrag.cite.markers import locate
 
-    passages = answer.closest_sources if answer.abstained else answer.citations
+    passages = answer.closest_sources if answer.status == "not_found" else answer.citations
     if not passages:
         console.print("this answer cites no sources", style="dim", markup=False)
         return
@@ -429,12 +458,12 @@ class AnswerStream:
         self.console.file.write(visible(text))
         self.console.file.flush()
 
-    def _withdraw(self, why: str) -> None:
+    def _withdraw(self, why: str, then: str = "trying again") -> None:
         """Drop the attempt shown: its reply failed, or the support check rejected it."""
         if self.echo and self.draft and not self.withdrawn:
             self._write(f"\n({why})\n")  # a plain terminal cannot take text back: say so
         self.withdrawn = True
-        self.status = f"{why}; trying again"
+        self.status = f"{why}; {then}"
 
     def feed(self, kind: str, payload: Any) -> None:
         """Take one event: a token is shown at once, a trace step updates the status.
@@ -457,6 +486,8 @@ class AnswerStream:
                 self.status = "rewriting the query" if payload["decision"] == "incorrect" else "refining the knowledge"
             elif step == "check_support" and payload["decision"] == "unsupported":
                 self._withdraw("not supported by the sources")
+            elif step == "check_support" and payload["decision"] == "unconfirmed":
+                self._withdraw("not confirmed", "showing the closest evidence")
             else:
                 self.status = _NEXT_STEP.get(step, "answering")
         self._show(self._view())

@@ -24,7 +24,14 @@ from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
 from selfcrag.errors import UserError
-from selfcrag.eval.metrics import AnswerOutcome, aggregate_answers, answer_correct, citations_supported
+from selfcrag.eval.metrics import (
+    AnswerOutcome,
+    aggregate_answers,
+    answer_correct,
+    citations_supported,
+    shown_text,
+    shows_gold,
+)
 from selfcrag.eval.sets import EvalSet, Question, sample_questions
 from selfcrag.graph.api import Answer, Session
 from selfcrag.graph.context import Context, context_from_options
@@ -37,13 +44,18 @@ ANSWER_CONFIGS: dict[str, dict[str, object]] = {
     "selfcrag": {},
     # No query rewriting: a poor first retrieval goes straight to abstention.
     "no-rewrite": {"max_requery": 0},
-    # The usual pipeline: answer from whatever was retrieved, no evaluator gate, no rewrite, no second try.
+    # The usual pipeline: quote the best sentence of whatever was retrieved, no evaluator gate, no rewrite, no
+    # second try, never the closest evidence instead of an answer.
     "plain": {
         "upper_threshold": 0.0,
         "lower_threshold": 0.0,
         "strip_threshold": 0.0,
         "max_requery": 0,
         "max_regenerate": 0,
+        "answer_similarity": 0.0,
+        "answer_coverage": 0.0,
+        "answer_margin": 0.0,
+        "answer_excerpt_chars": 0,
     },
 }
 # Knobs reported with each result.
@@ -147,6 +159,7 @@ def outcome_of(question: Question, answer: Answer, latency_ms: float, usage: LLM
         The outcome.
     """
     cited = [(c.source, c.quote) for c in answer.citations]
+    shown = shown_text(answer.status, answer.answer, [c.quote for c in answer.citations])
     grades = [step["decision"] for step in answer.trace if step["step"] == "grade_documents"]
     answered = question.answerable and not answer.abstained
     return AnswerOutcome(
@@ -160,6 +173,9 @@ def outcome_of(question: Question, answer: Answer, latency_ms: float, usage: LLM
         first_action=grades[0] if grades else None,
         rewrote=any(step["step"] == "rewrite_query" for step in answer.trace),
         regenerated=any(step["step"] == "generate" and step["decision"] == "regenerated" for step in answer.trace),
+        status=answer.status,
+        shown_chars=len(shown),
+        shows_gold=shows_gold(shown, question),
     )
 
 
@@ -183,6 +199,8 @@ def question_record(question: Question, answer: Answer, outcome: AnswerOutcome) 
         "id": question.id,
         "answerable": question.answerable,
         "abstained": answer.abstained,
+        "status": answer.status,
+        "shows_gold": outcome.shows_gold,
         "correct": outcome.correct,
         "cited_ok": outcome.cited_ok,
         "ms": round(outcome.latency_ms, 1),

@@ -18,6 +18,8 @@ from selfcrag.spans import Passage
 
 _SPACE = re.compile(r"\s+")
 _CITATION_MARKERS = re.compile(r"(\s*)((?:\[\d+\])+)(\s*)")
+# The statuses that give the reader an answer (see graph.state.Status).
+ANSWERED = ("answered", "direct")
 
 
 def _normal(text: str) -> str:
@@ -161,6 +163,47 @@ def answer_correct(answer: str, cited: Sequence[tuple[str, str]], question: Ques
     return bool(question.answers) and all(any(s in answer for s in group) for group in question.answers)
 
 
+def shows_gold(shown: str, question: Question) -> bool:
+    """Tell whether what a reader was shown (an answer, or the closest evidence) contains the gold answer.
+
+    Short answers: for every answer group, one of its strings appears (the RGB rule). Long answers (ClapNQ's
+    human-written ones): one of the gold evidence sentences appears, white space collapsed. Only the text shown
+    counts, not the passages behind its citations.
+
+    Args:
+        shown: The text shown, with or without ``[n]`` markers.
+        question: An answerable question.
+
+    Returns:
+        The verdict; False for an unanswerable question.
+    """
+    if not question.answerable:
+        return False
+    shown = without_markers(shown)
+    if question.answer_style == "long":
+        text = _normal(shown)
+        return any(_normal(s) in text for e in question.evidence for s in e.contains if s.strip())
+    return bool(question.answers) and all(any(s in shown for s in group) for group in question.answers)
+
+
+def shown_text(status: str, answer: str, quotes: Sequence[str]) -> str:
+    """The document text a reader was shown: what :func:`shows_gold` and ``shown_chars`` measure.
+
+    Args:
+        status: How the question ended.
+        answer: The answer text.
+        quotes: The quoted text of each citation (for the closest evidence, the excerpts shown).
+
+    Returns:
+        The answer without its markers; the evidence excerpts, one a line; nothing when nothing was found.
+    """
+    if status == "closest_evidence":
+        return "\n".join(quotes)
+    if status == "not_found":
+        return ""
+    return without_markers(answer).strip()
+
+
 def citations_supported(cited: Sequence[tuple[str, str]], question: Question) -> bool:
     """Tell whether an answer's citations point at a passage that supports the question.
 
@@ -180,7 +223,7 @@ class AnswerOutcome:
 
     Attributes:
         answerable: Whether the set says the knowledge base holds the answer.
-        abstained: Whether the workflow said it does not.
+        abstained: Whether the workflow gave no answer (closest evidence, or nothing found).
         correct: Correct by the set's rule (:func:`answer_correct`).
         cited_ok: Whether its citations support the question (answered, answerable questions only).
         latency_ms: Wall time of the whole workflow.
@@ -190,6 +233,10 @@ class AnswerOutcome:
             ``ambiguous``, ``incorrect``), None when nothing was retrieved.
         rewrote: The query was rewritten at least once.
         regenerated: The answer was generated again after a failed support check.
+        status: How the question ended (``answered``, ``closest_evidence``, ``not_found``, ``direct``).
+        shown_chars: Characters of document text shown: the answer, or the closest evidence, without the
+            ``[n]`` markers or the fixed header; 0 when nothing was found.
+        shows_gold: Whether that text contains the gold answer (:func:`shows_gold`; answerable questions).
     """
 
     answerable: bool
@@ -202,12 +249,26 @@ class AnswerOutcome:
     first_action: str | None = None
     rewrote: bool = False
     regenerated: bool = False
+    status: str = "answered"
+    shown_chars: int = 0
+    shows_gold: bool = False
 
 
-def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | int]:
-    """Turn per-question outcomes into the answer metrics of issue 5.
+def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | int | None]:
+    """Turn per-question outcomes into the answer metrics (issues 5 and 19).
 
-    Shares are over the questions they concern: ``answer_acc`` and
+    What a user would recognise (issue 19): ``answered_right``, of the
+    questions answered, the share answered right (an unanswerable question
+    that got an answer counts as wrong); ``answered``, the share of questions
+    answered; ``evidence_recall``, of the answerable questions, the share
+    where what was shown (an answer or the closest evidence) contains the gold
+    answer; ``shown_chars``, the median characters of document text shown
+    (the quoted answer or evidence, without markers or the fixed header);
+    ``misled``, of the
+    unanswerable questions, the share that got an answer (not closest
+    evidence).
+
+    Kept for comparison with earlier releases (issue 5): ``answer_acc`` and
     ``false_abstain`` over answerable questions, ``abstain_ok`` over
     unanswerable ones, ``cited_ok`` over answerable questions that were
     answered, the route mix over all questions. A share with nothing to count
@@ -228,10 +289,18 @@ def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | in
         return round(part / whole, 4) if whole else 0.0
 
     n = len(outcomes)
+    # A direct reply (no documents read) is an answer too: to a question of the set, it is one from nowhere.
+    given = [o for o in outcomes if o.status in ANSWERED]
     return {
         "n": n,
         "answerable": len(answerable),
         "unanswerable": len(unanswerable),
+        # With nothing answered there is nothing to be right or wrong about: None, not 0.
+        "answered_right": share(sum(o.correct for o in given), len(given)) if given else None,
+        "answered": share(len(given), n),
+        "evidence_recall": share(sum(o.shows_gold for o in answerable), len(answerable)),
+        "shown_chars": round(statistics.median(o.shown_chars for o in outcomes)) if outcomes else 0,
+        "misled": share(sum(o.status in ANSWERED for o in unanswerable), len(unanswerable)),
         "answer_acc": share(sum(o.correct for o in answerable), len(answerable)),
         "abstain_ok": share(sum(o.abstained for o in unanswerable), len(unanswerable)),
         "false_abstain": share(sum(o.abstained for o in answerable), len(answerable)),

@@ -20,6 +20,11 @@ ANSWER_COLUMNS = (
     "set",
     "config",
     "n",
+    "answered_right",
+    "answered",
+    "evidence_recall",
+    "shown_chars",
+    "misled",
     "answer_acc",
     "abstain_ok",
     "false_abstain",
@@ -37,7 +42,7 @@ ANSWER_COLUMNS = (
 # What each chart compares, per mode.
 CHART_METRICS = {
     "retrieval": ("hit@1", "hit@5", "mrr@5"),
-    "answer": ("answer_acc", "abstain_ok", "false_abstain", "cited_ok"),
+    "answer": ("answered_right", "answered", "evidence_recall", "misled", "answer_acc", "false_abstain"),
 }
 
 Row = dict[str, object]

@@ -21,14 +21,17 @@ import re
 from collections.abc import Sequence
 
 from selfcrag.cite.markers import CitedSentence, join_cited
+from selfcrag.heuristics.excerpts import answer_excerpt
 from selfcrag.heuristics.signals import QUESTION_TERMS, QuestionProfile, answer_type_match
 from selfcrag.heuristics.strips import is_lead_in
 from selfcrag.index.tokenize import tokenize
 from selfcrag.spans import KnowledgeItem, Strip
-from selfcrag.split.sentences import join_wrapped_lines
+from selfcrag.split.sentences import is_title_line, join_wrapped_lines
 
 # A second sentence is quoted only when it is nearly as relevant as the best.
 SECOND_SENTENCE_RATIO = 0.9
+# A question in the text repeats the one asked when this share of its words is the asked question's.
+REPEATED_QUESTION = 0.6
 # A sentence that adds almost nothing to the question's words counts for this share of its score.
 RESTATEMENT_FACTOR = 0.5
 # Score added to a table whose row key the question names.
@@ -45,6 +48,18 @@ _LIST_QUESTION = re.compile(
 _SECTION_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?\d+(?:\.\d+)*[.)、]?\s")
 # Dot leaders of a table of contents (". . . . 22", "……… 22").
 _LEADERS = re.compile(r"(?:\.\s*){4,}|…{2,}|·{4,}|_{6,}")
+# A line of Markdown links and nothing else (a table of contents, a row of badges).
+_LINK = r"!?\[(?:[^\[\]]|!\[[^\[\]]*\]\([^()]*\))*\](?:\([^()]*\)|\[[^\[\]]*\])"
+_LINKS_ONLY = re.compile(rf"(?:[-*+•]\s+|\d+[.)]\s+)?(?:{_LINK}[\s,|·•]*)+$")
+# A table-of-contents entry without leaders: a section number, a few words, a page number.
+_TOC_ENTRY = re.compile(r"\d+(?:\.\d+)*\.?\s+[^.!?。！？\d]{1,60}\s+\d{1,4}$")
+# The links of a page's navigation bar: two of them make the line navigation.
+_NAVIGATION = re.compile(r"\b(?:Next|Previous|Prev|Up)\s*:|上一[页篇节章]|下一[页篇节章]|返回(?:目录|首页|上级)")
+_CRUMB_SEPARATOR = re.compile(r"\s+(?:>|»|›|→|＞|/)\s+")
+# What marks a line as a FAQ's question: list markers, emphasis, "Q:" / "问：".
+_QUESTION_MARKUP = re.compile(
+    r"^(?:[-*+•]\s+)?(?:\*{1,3}|_{1,3})?(?:Q\s*[:.：]|问\s*[:：]|Question\s*:)?\s*|(?:\*{1,3}|_{1,3})$"
+)
 
 
 def asks_for_list(question: str) -> bool:
@@ -75,7 +90,7 @@ def answer_weight(strip: Strip, profile: QuestionProfile) -> float:
         A factor for the strip's score.
     """
     text = strip["text"].strip()
-    if strip["kind"] == "heading" or _LEADERS.search(text):
+    if not quotable(strip, profile):
         return 0.0
     if strip["kind"] != "table" and is_lead_in(text) and not strip["leans_on"]:
         return 0.0  # a lead-in answers only with the items it brings ("steps as follows: ① ... ②")
@@ -86,6 +101,42 @@ def answer_weight(strip: Strip, profile: QuestionProfile) -> float:
     if not terms - profile.terms:
         return RESTATEMENT_FACTOR
     return 1.0
+
+
+def quotable(strip: Strip, profile: QuestionProfile) -> bool:
+    """Whether a strip may be quoted as an answer at all.
+
+    Never: a heading; a table-of-contents entry (dot leaders, a list item that
+    is only a link to a section, "3 Library Functions 22"); a navigation or
+    breadcrumb line ("Next: … Previous: … Up: …", "Home > Docs > Install");
+    the question asked again ("**Can two people share one account?**", "Q: Which
+    browsers are supported?"), which a FAQ puts before its answer; or a
+    heading-like line that only repeats the question's words.
+
+    Args:
+        strip: A strip of a knowledge item.
+        profile: The question.
+
+    Returns:
+        False for what only leads to an answer.
+    """
+    text = strip["text"].strip()
+    if strip["kind"] == "heading" or _LEADERS.search(text) or _LINKS_ONLY.match(text) or _TOC_ENTRY.match(text):
+        return False
+    if len(_NAVIGATION.findall(text)) >= 2 or _is_breadcrumb(text):
+        return False
+    bare = _QUESTION_MARKUP.sub("", text).strip()
+    terms = {t for t in tokenize(bare) if t not in QUESTION_TERMS}
+    repeated = len(terms & profile.terms) / len(terms) if terms else 1.0
+    if bare.endswith(("?", "？")) and repeated >= REPEATED_QUESTION:
+        return False  # a question asked again; a headline ending in "?" may still hold the answer
+    return strip["kind"] == "table" or not is_title_line(bare) or repeated < 1.0
+
+
+def _is_breadcrumb(text: str) -> bool:
+    """Whether a line is a trail of short page names ("Home > Manuals > Wget > Download Options")."""
+    parts = _CRUMB_SEPARATOR.split(text)
+    return len(parts) >= 3 and all(0 < len(part.split()) <= 5 and is_title_line(part) for part in parts)
 
 
 def row_key_named(table: str, profile: QuestionProfile) -> bool:
@@ -106,15 +157,27 @@ def row_key_named(table: str, profile: QuestionProfile) -> bool:
 
 
 def extractive_answer(
-    knowledge: Sequence[KnowledgeItem], profile: QuestionProfile, *, max_sentences: int, strict: bool = False
+    knowledge: Sequence[KnowledgeItem],
+    profile: QuestionProfile,
+    *,
+    max_sentences: int,
+    strict: bool = False,
+    excerpt_chars: int = 0,
 ) -> list[CitedSentence]:
     """Choose the sentences that answer the question best.
+
+    A question asking for a value (how long, how much, when) is answered by
+    the sentence holding it. Any other question is answered by an excerpt
+    (``excerpt_chars`` > 0): the best sentence with the sentence before it
+    and those after it, as far as the budget allows, because its answer often
+    spans sentences ("…有些分别。牠们的毛多呈沙色…").
 
     Args:
         knowledge: Refined knowledge items, numbered; their strips scored.
         profile: The question (its words, and the kind of value it asks for).
         max_sentences: Answer sentences at most (lead-ins not counted).
         strict: Quote the single best sentence only (after an unsupported answer).
+        excerpt_chars: Characters of the excerpt around the best sentence (0: the sentence alone).
 
     Returns:
         Cited sentences in answer order; empty when nothing answers.
@@ -142,6 +205,9 @@ def extractive_answer(
     chosen = [c for c in candidates if c[0] >= SECOND_SENTENCE_RATIO * best][:limit]
     sentences: list[CitedSentence] = []
     quoted: set[tuple[int, int]] = set()
+    best_item, best_strip = chosen[0][2], chosen[0][3]
+    if excerpt_chars and not strict and profile.answer_type is None and not listing and best_strip["kind"] == "text":
+        return [CitedSentence(answer_excerpt(best_item, best_strip, excerpt_chars).text, (best_item["n"],))]
     for _, _, item, strip in chosen:
         by_position = {s["position"]: s for s in item["strips"]}
         if listing and strip["kind"] == "list":

@@ -48,7 +48,7 @@ _COUNT_WORDS = (
 ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "duration": (
         re.compile(
-            r"\bhow (?:long|soon)\b|\bhow many (?:business |working )?" + _UNIT_TIME_EN + r"\b"
+            r"\bhow (?:long|soon|often|frequently)\b|\bhow many (?:business |working )?" + _UNIT_TIME_EN + r"\b"
             r"|\bwithin how many\b|多久|多长时间|多少天|几天|多少个?工作日|多少小时|几个?小时|多少年|几年|"
             r"多少个月|几个月|期限|时效|时长|有效期",
             re.IGNORECASE,

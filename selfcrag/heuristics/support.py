@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from selfcrag.cite.markers import CitedSentence
+from selfcrag.heuristics.excerpts import quotes
 from selfcrag.heuristics.strips import strip_at, strip_vectors
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.retriever import Retriever
@@ -75,6 +76,8 @@ def check_sentences(
         One verdict per sentence.
     """
     items = {k["n"]: k for k in knowledge}
+    # An excerpt is judged as a whole: its best sentence makes the ones around it, quoted for context, relevant.
+    answer = " ".join(s.text for s in sentences)
     verdicts = []
     for sentence in sentences:
         cited = [items[n] for n in sentence.cites if n in items]
@@ -86,7 +89,7 @@ def check_sentences(
         # The answer quotes a hard-wrapped source joined into one line (see join_wrapped_lines).
         quoted = _normal(join_wrapped_lines(source_text))
         if all(line in quoted for line in lines):
-            verdicts.append(_relevance(sentence.text, cited, relevant))
+            verdicts.append(_relevance(answer, cited, relevant))
             continue
         verdicts.append(_align(sentence.text, cited, source_text, retriever))
     return verdicts
@@ -112,7 +115,7 @@ def _align(text: str, cited: Sequence[KnowledgeItem], source_text: str, retrieve
 
 
 def _relevance(text: str, cited: Sequence[KnowledgeItem], relevant: float) -> SentenceSupport:
-    """The verdict on a verbatim sentence: supported when the best strip it quotes is relevant enough."""
+    """The verdict on a verbatim sentence: supported when the best strip the answer quotes of its items is relevant."""
     said = _normal(join_wrapped_lines(text))
     scores = [
         s["score"]
@@ -123,3 +126,52 @@ def _relevance(text: str, cited: Sequence[KnowledgeItem], relevant: float) -> Se
     if scores and max(scores) < relevant:
         return SentenceSupport(False, "irrelevant", 1.0)
     return SentenceSupport(True, "verbatim")
+
+
+@dataclass(frozen=True)
+class QuotedEvidence:
+    """How strongly what an answer quotes answers the question, by its best strip.
+
+    Attributes:
+        score: The evaluator's score of the best strip quoted.
+        dense: That strip's meaning's closeness to the question (0 unrelated, 1 a restatement).
+        coverage: The share of the question's words it holds (IDF-weighted, with its title and headings).
+        margin: How far its score stands above the best other strip of the knowledge.
+    """
+
+    score: float
+    dense: float
+    coverage: float
+    margin: float
+
+
+def quoted_evidence(sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem]) -> QuotedEvidence:
+    """Measure the evidence of an answer by the best strip it quotes, against the knowledge's other strips.
+
+    A verbatim quote shows only that the text is in the documents; whether it
+    answers the question is read, offline, from the strip quoted: close in
+    meaning to the question, holding its words, and clearly better than
+    anything else retrieved.
+
+    Args:
+        sentences: The answer sentences kept.
+        knowledge: The numbered knowledge items, their strips scored.
+
+    Returns:
+        The evidence (all 0 when no strip is quoted).
+    """
+    said = _normal(join_wrapped_lines(" ".join(s.text for s in sentences)))
+    cited = {n for s in sentences for n in s.cites}
+    strips = [s for k in knowledge for s in k["strips"] if s["kind"] not in ("heading", "code")]
+    quoted = [
+        s
+        for k in knowledge
+        if k["n"] in cited
+        for s in k["strips"]
+        if s["kind"] not in ("heading", "code") and quotes(said, s)
+    ]
+    if not quoted:
+        return QuotedEvidence(0.0, 0.0, 0.0, 0.0)
+    best = max(quoted, key=lambda s: s["score"])
+    rival = max((s["score"] for s in strips if s["text"] != best["text"]), default=0.0)
+    return QuotedEvidence(best["score"], best["dense"], best["coverage"], round(best["score"] - rival, 4))

@@ -1,0 +1,100 @@
+"""The closest evidence: what is shown, cited, for a question whose answer could not be confirmed.
+
+When the workflow cannot confirm an answer it shows the reader what it found instead of a verdict: the best
+sentences, each with the sentences around it as far as a small budget of characters allows (an answer often spans
+sentences: see :mod:`selfcrag.heuristics.excerpts`). Sentences are ranked as the extractive answer ranks them
+(:func:`~selfcrag.heuristics.answerer.answer_weight`: never a heading, a bare lead-in, a table-of-contents line or
+a restatement of the question; no code either), by the evaluator's score with a little more weight on meaning
+(``dense``), which finds paraphrased answers. Budgets and weights were chosen on the calibration halves of zh-dev,
+en-dev and the paraphrase set (docs/results.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from selfcrag.heuristics.answerer import answer_weight
+from selfcrag.heuristics.excerpts import Excerpt, grow
+from selfcrag.heuristics.signals import QuestionProfile
+from selfcrag.spans import KnowledgeItem, Strip
+
+# Weight of a sentence's meaning (its dense signal) added to its score when ranking evidence: paraphrased
+# questions share few words with their answers, and meaning ranked them best on the calibration halves.
+DENSE_WEIGHT = 1.0
+
+
+def _rank(strip: Strip, profile: QuestionProfile) -> float:
+    """A strip's standing as evidence: 0 for what can never answer."""
+    if strip["kind"] == "code":
+        return 0.0
+    weight = answer_weight(strip, profile)
+    return strip["score"] * weight + DENSE_WEIGHT * strip["dense"] if weight else 0.0
+
+
+def closest_evidence(
+    items: Sequence[KnowledgeItem],
+    profile: QuestionProfile,
+    *,
+    max_sentences: int,
+    max_chars: int,
+    first: Collection[tuple[str, int]] = (),
+) -> list[Excerpt]:
+    """Choose the excerpts that come closest to answering the question.
+
+    The best sentences are chosen first (as many as fit, up to ``max_sentences``); what is left of the budget
+    then goes to their neighbours, one sentence at a time on either side.
+
+    Args:
+        items: Knowledge items whose strips carry the evaluator's scores.
+        profile: The question.
+        max_sentences: Sentences chosen for themselves at most.
+        max_chars: Characters shown at most, the best sentence always included (however long).
+        first: Sentences (document id, position) to show before the others: those an unconfirmed answer quoted,
+            so that what the answerer chose comes first.
+
+    Returns:
+        The excerpts, best first; empty when no strip can answer anything.
+    """
+    ranked = sorted(
+        (
+            ((item["doc_id"], strip["position"]) in first, rank, -order, -strip["position"], item, strip)
+            for order, item in enumerate(items)
+            for strip in item["strips"]
+            if (rank := _rank(strip, profile)) > 0
+        ),
+        key=lambda c: c[:4],
+        reverse=True,
+    )
+    chosen: list[Excerpt] = []
+    shown: set[str] = set()
+    used = 0
+    for *_, item, strip in ranked:
+        if len(chosen) >= max_sentences:
+            break
+        if strip["text"] in shown or (chosen and used + len(strip["text"]) > max_chars):
+            continue
+        chosen.append(Excerpt(item, [strip]))
+        shown.add(strip["text"])
+        used += len(strip["text"])
+    grown = True
+    while grown:
+        grown = False
+        for excerpt in chosen:
+            for before in (True, False):
+                added = grow(excerpt, before, max_chars - used, shown)
+                used += added
+                grown = grown or added > 0
+    return _merge_adjacent(chosen)
+
+
+def _merge_adjacent(excerpts: list[Excerpt]) -> list[Excerpt]:
+    """Join excerpts of one item that meet (one ends where the next begins), in the place of the better one."""
+    merged: list[Excerpt] = []
+    for excerpt in excerpts:
+        for kept in merged:
+            if kept.item is excerpt.item and (kept.last + 1 == excerpt.first or excerpt.last + 1 == kept.first):
+                kept.strips = sorted([*kept.strips, *excerpt.strips], key=lambda s: s["position"])
+                break
+        else:
+            merged.append(excerpt)
+    return merged if len(merged) == len(excerpts) else _merge_adjacent(merged)

@@ -1,0 +1,61 @@
+"""What is shown when an answer cannot be confirmed: the best sentences, grown to their neighbours, in budget."""
+
+from __future__ import annotations
+
+from selfcrag.heuristics.evaluator import OfflineEvaluator
+from selfcrag.heuristics.evidence import closest_evidence
+from selfcrag.heuristics.excerpts import answer_excerpt
+from selfcrag.search.retriever import Retriever
+from selfcrag.spans import KnowledgeItem, Strip
+
+QUESTION = "How long are application logs kept?"
+SENTENCES = [
+    ("heading", "4.1 Logs and metrics", 0.5, 0.5),
+    ("text", "Logs are written by every service.", 0.40, 0.40),
+    ("text", "Application logs are kept for 90 days.", 0.80, 0.85),
+    ("text", "They are then deleted automatically.", 0.45, 0.50),
+    ("text", "Metrics are kept for 13 months.", 0.60, 0.60),
+]
+
+
+def item(n: int, sentences: list[tuple[str, str, float, float]], first: int = 0) -> KnowledgeItem:
+    strips = [
+        Strip(position=first + i, kind=kind, text=text, score=score, dense=dense, coverage=dense, leans_on=[])
+        for i, (kind, text, score, dense) in enumerate(sentences)
+    ]
+    return KnowledgeItem(
+        n=n,
+        doc_id="policy",
+        source="policy.md",
+        title="Policy",
+        section=["Policy"],
+        first=first,
+        last=first + len(sentences) - 1,
+        text="\n".join(text for _, text, _, _ in sentences),
+        score=0.8,
+        strips=strips,
+    )
+
+
+def test_the_best_sentence_comes_first_and_its_neighbours_fill_the_budget(retriever: Retriever) -> None:
+    profile = OfflineEvaluator(retriever).profile(QUESTION)
+    shown = closest_evidence([item(1, SENTENCES)], profile, max_sentences=2, max_chars=200)
+    texts = [excerpt.text for excerpt in shown]
+    # Two sentences chosen (the logs, then the metrics); then their neighbours join, and the two meet: one excerpt.
+    assert len(texts) == 1 and texts[0].startswith("Logs are written") and "90 days" in texts[0]
+    assert "4.1 Logs and metrics" not in texts[0]  # a heading is never evidence
+
+
+def test_the_budget_holds_and_the_best_sentence_is_always_shown(retriever: Retriever) -> None:
+    profile = OfflineEvaluator(retriever).profile(QUESTION)
+    shown = closest_evidence([item(1, SENTENCES)], profile, max_sentences=4, max_chars=10)
+    assert [excerpt.text for excerpt in shown] == ["Application logs are kept for 90 days."]
+
+
+def test_an_answer_quotes_the_sentence_before_and_those_after_as_far_as_the_budget_goes() -> None:
+    knowledge = item(1, SENTENCES)
+    best = knowledge["strips"][2]
+    assert answer_excerpt(knowledge, best, 10).text == "Application logs are kept for 90 days."
+    assert answer_excerpt(knowledge, best, 120).text == (
+        "Logs are written by every service. Application logs are kept for 90 days. They are then deleted automatically."
+    )
