@@ -11,13 +11,17 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, progress_reporter, user_errors
 from selfcrag.cli.terminal import one_line
 from selfcrag.settings import Settings
+
+if TYPE_CHECKING:
+    from selfcrag.graph.context import Context
+    from selfcrag.index.propositions import PropositionReport
 
 # prctl(2): the signal a child gets when its parent dies.
 PR_SET_PDEATHSIG = 1
@@ -32,30 +36,54 @@ def ingest(
         typer.Argument(help="Files and folders (.md, .txt, .pdf, .rst, .html), folders recursively.", readable=False),
     ],
     prune: Annotated[bool, typer.Option(help="Remove indexed documents whose files are gone.")] = False,
+    propositions: Annotated[
+        bool,
+        typer.Option(
+            help="Also have the chat model decompose each passage into propositions, indexed beside the sentences "
+            "(needs OPENAI_BASE_URL or OPENAI_API_KEY; one model call per passage of about 600 characters)."
+        ),
+    ] = False,
+    max_calls: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="With --propositions: model calls this ingest may make at most (default: "
+            "$SELFCRAG_MAX_PROPOSITION_CALLS or 500); documents past it are decomposed by the next run.",
+        ),
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Index documents: sentence by sentence, dense vectors and BM25."""
+    """Index documents: sentence by sentence, dense vectors and BM25; with --propositions, propositions too."""
     with user_errors():
-        settings = context_for(data_dir).settings()
-    in_child_process(lambda: _ingest(paths, prune, settings), settings.data_dir)
+        context = context_for(data_dir, max_proposition_calls=max_calls)
+        settings = context.settings()
+    in_child_process(lambda: _ingest(paths, prune, context if propositions else None, settings), settings.data_dir)
 
 
-def _ingest(paths: list[Path], prune: bool, settings: Settings) -> None:
+def _ingest(paths: list[Path], prune: bool, propositions_from: Context | None, settings: Settings) -> None:
+    """The command's body, in the child process: ``propositions_from`` is the context whose chat model draws them."""
     from selfcrag.index.ingest import ingest as run_ingest
 
     with user_errors(), progress_reporter() as progress:
+        propositions = None
+        if propositions_from is not None:
+            from selfcrag.graph.propositions import chat_propositions
+
+            propositions = chat_propositions(propositions_from)
         summary = run_ingest(
             paths,
             settings,
             prune=prune,
             progress=progress,
             on_wait=lambda message: err.print(message, markup=False, soft_wrap=True),
+            propositions=propositions,
         )
     for note in summary.notes:
         err.print(note, markup=False, soft_wrap=True)
     rate = f", {summary.embedded / summary.embed_seconds:.0f} sentences/s embedded" if summary.embedded else ""
+    held = f", {summary.propositions} propositions" if summary.propositions else ""
     out.print(
-        f"{summary.documents} documents, {summary.sentences} sentences in {one_line(settings.data_dir)} "
+        f"{summary.documents} documents, {summary.sentences} sentences{held} in {one_line(settings.data_dir)} "
         f"({summary.added} added, {summary.updated} updated, {summary.unchanged} unchanged, "
         f"{summary.removed} removed{f', {summary.repaired} repaired' if summary.repaired else ''}; "
         f"{summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
@@ -67,6 +95,32 @@ def _ingest(paths: list[Path], prune: bool, settings: Settings) -> None:
         err.print(f"skipped {one_line(skipped.path)}: {one_line(skipped.reason)}", markup=False, soft_wrap=True)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} file(s) skipped", markup=False)
+    if summary.proposition_report is not None:
+        _print_proposition_cost(summary.proposition_report)
+
+
+def _print_proposition_cost(report: PropositionReport) -> None:
+    """What drawing propositions cost (calls, tokens, seconds) and what it skipped, each skipped passage on a line."""
+    tokens = f"{report.tokens:,} tokens" if report.tokens else "tokens not reported by the endpoint"
+    out.print(
+        f"propositions: {report.made} drawn from {report.calls} passage(s) of {report.documents} document(s): "
+        f"{report.calls} model call(s), {tokens}, {report.seconds:.1f} s",
+        markup=False,
+    )
+    for note in report.skipped:
+        err.print(f"skipped passage {one_line(note)}; its sentences are indexed", markup=False, soft_wrap=True)
+    if report.skipped:
+        err.print(
+            f"{len(report.skipped)} passage(s) skipped: the next `selfcrag ingest --propositions` asks again",
+            markup=False,
+        )
+    if report.deferred:
+        err.print(
+            f"{report.deferred} document(s) not (fully) decomposed: the bound of model calls was reached; run "
+            "`selfcrag ingest --propositions` again to continue (--max-calls raises the bound)",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def in_child_process(work: Callable[[], None], data_dir: Path) -> None:

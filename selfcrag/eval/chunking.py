@@ -1,30 +1,42 @@
-"""The common baseline: fixed-size character chunks with overlap, searched by dense vectors only.
+"""The chunk baselines: documents cut into chunks, each embedded whole and searched by dense vectors only.
 
-This is what most RAG pipelines do, and what selfcrag's sentence windows are
-measured against (``--configs chunk512``). The chunks are cut from the same
-document texts the index holds, embedded with the index's embedder as
-passages, and searched exactly (a matrix product over unit vectors). Their
-vectors are cached beside the set's index, keyed by the chunks' text and the
-model, so a second run embeds nothing.
+Fixed-size character chunks with overlap are what most RAG pipelines do, and
+what selfcrag's sentence windows are measured against (``--configs chunk512``).
+Semantic chunks (``--configs semantic-chunks``) are LlamaIndex's
+``SemanticSplitterNodeParser``: runs of sentences cut where the similarity of
+adjacent sentences (each averaged with its neighbours, ``buffer_size=1``) falls
+below the document's 5th percentile (its ``breakpoint_percentile_threshold=95``
+on distances), measured here on the sentence vectors the index stores. The
+chunks are cut from the same document texts the index holds, embedded with the
+index's embedder as passages, and searched exactly (a matrix product over unit
+vectors), as LlamaIndex's default vector index does. Their vectors are cached
+beside the set's index, keyed by the chunks' text and the model, so a second
+run embeds nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from selfcrag.index.embed import Embedder, model_slug
-from selfcrag.index.points import join_sentences
+from selfcrag.index.manifest import DocumentEntry
+from selfcrag.index.points import StoredSentence, join_sentences, proposed_from
 from selfcrag.index.reader import IndexReader
 from selfcrag.spans import Passage, passage_id
+from selfcrag.split.semantic import semantic_groups
 
 CHUNK_OVERLAP = 0.10
 _CHUNK_CONFIG = re.compile(r"^chunk(\d+)$")
+SEMANTIC_CHUNKS = "semantic-chunks"
+# LlamaIndex's defaults: breakpoint_percentile_threshold=95 (on distances) and buffer_size=1.
+SEMANTIC_CHUNK_PERCENTILE = 5
+SEMANTIC_CHUNK_BUFFER = 1
 
 
 def chunk_size_of(name: str) -> int | None:
@@ -66,15 +78,71 @@ def fixed_spans(length: int, size: int, overlap: float = CHUNK_OVERLAP) -> list[
 
 @dataclass(frozen=True)
 class Chunk:
-    """One fixed-size piece of a document."""
+    """One piece of a document.
+
+    Attributes:
+        positions: The chunk's number twice (fixed-size chunks), or the positions of its first and last
+            sentences (semantic chunks): what its passage shows as ``first`` and ``last``.
+    """
 
     doc_id: str
     source: str
     title: str
-    number: int
+    positions: tuple[int, int]
     start: int
     end: int
     text: str
+
+
+def _documents(index: IndexReader) -> Iterator[tuple[DocumentEntry, list[StoredSentence]]]:
+    """Every indexed document with its sentences (propositions are not a document's text)."""
+    for entry in index.documents():
+        sentences = list(index.iter_sentences(entry.doc_id))
+        if sentences and proposed_from(entry.doc_id) is None:
+            yield entry, sentences
+
+
+def fixed_chunks(index: IndexReader, size: int) -> list[Chunk]:
+    """Cut every indexed document into chunks of ``size`` characters that overlap by :data:`CHUNK_OVERLAP`.
+
+    Args:
+        index: The open index (texts are rebuilt from its sentences).
+        size: Characters per chunk.
+
+    Returns:
+        The chunks, document by document.
+    """
+    chunks: list[Chunk] = []
+    for entry, sentences in _documents(index):
+        text, base = join_sentences(sentences), sentences[0].start
+        chunks.extend(
+            Chunk(entry.doc_id, entry.source, entry.title, (number, number), base + start, base + end, text[start:end])
+            for number, (start, end) in enumerate(fixed_spans(len(text), size))
+        )
+    return chunks
+
+
+def semantic_chunks(index: IndexReader) -> list[Chunk]:
+    """Cut every indexed document into runs of sentences at its semantic boundaries, as LlamaIndex does.
+
+    Args:
+        index: The open index: its sentences, and their stored vectors (nothing is embedded to cut).
+
+    Returns:
+        The chunks, document by document.
+    """
+    chunks: list[Chunk] = []
+    for entry, sentences in _documents(index):
+        keys = [(s.doc_id, s.position) for s in sentences]
+        stored = index.dense_vectors(keys)
+        vectors = np.stack([stored[key] for key in keys])
+        for first, last in semantic_groups(vectors, SEMANTIC_CHUNK_PERCENTILE, buffer=SEMANTIC_CHUNK_BUFFER):
+            run = sentences[first : last + 1]
+            span = (run[0].position, run[-1].position)
+            chunks.append(
+                Chunk(entry.doc_id, entry.source, entry.title, span, run[0].start, run[-1].end, join_sentences(run))
+            )
+    return chunks
 
 
 class ChunkIndex:
@@ -94,45 +162,35 @@ class ChunkIndex:
     @classmethod
     def build(
         cls,
-        index: IndexReader,
+        chunks: list[Chunk],
+        name: str,
         embedder: Embedder,
         cache_dir: Path,
-        size: int,
         progress: Callable[[str, int, int], None] | None = None,
     ) -> ChunkIndex:
-        """Chunk every indexed document and embed the chunks (or load them from the cache).
+        """Embed chunks (or load their vectors from the cache).
 
         Args:
-            index: The open index whose documents are chunked (texts rebuilt from its sentences).
+            chunks: The chunks (:func:`fixed_chunks`, :func:`semantic_chunks`).
+            name: The configuration they were cut by (``chunk512``, ``semantic-chunks``): names the cache file.
             embedder: The index's embedder.
             cache_dir: Folder for the cached vectors.
-            size: Characters per chunk.
             progress: Called as ``progress(phase, done, total)`` while embedding.
 
         Returns:
             The chunk index.
         """
-        chunks: list[Chunk] = []
-        for entry in index.documents():
-            sentences = list(index.iter_sentences(entry.doc_id))
-            if not sentences:
-                continue
-            text, base = join_sentences(sentences), sentences[0].start
-            chunks.extend(
-                Chunk(entry.doc_id, entry.source, entry.title, number, base + start, base + end, text[start:end])
-                for number, (start, end) in enumerate(fixed_spans(len(text), size))
-            )
         digest = hashlib.sha256(embedder.name.encode())
         for chunk in chunks:
             digest.update(chunk.text.encode("utf-8"))
             digest.update(b"\0")
         key = digest.hexdigest()[:16]
-        cache = cache_dir / f"chunk{size}-{model_slug(embedder.name)}.npz"
+        cache = cache_dir / f"{name}-{model_slug(embedder.name)}.npz"
         if cache.exists():
             stored = np.load(cache)
             if str(stored["key"]) == key and len(stored["vectors"]) == len(chunks):
                 return cls(chunks, stored["vectors"], embedder)
-        vectors = embed_in_batches(embedder, [c.text for c in chunks], progress, phase=f"embedding chunk{size}")
+        vectors = embed_in_batches(embedder, [c.text for c in chunks], progress, phase=f"embedding {name}")
         cache_dir.mkdir(parents=True, exist_ok=True)
         np.savez(cache, key=np.array(key), vectors=vectors)
         return cls(chunks, vectors, embedder)
@@ -145,7 +203,7 @@ class ChunkIndex:
             top_k: Chunks returned.
 
         Returns:
-            The chunks as retrieved passages (no sentence hits: chunks know no sentences).
+            The chunks as retrieved passages (no sentence hits: a chunk is embedded and found whole).
         """
         if not self.chunks:
             return []
@@ -163,8 +221,8 @@ class ChunkIndex:
             source=chunk.source,
             title=chunk.title,
             section=[],
-            first=chunk.number,
-            last=chunk.number,
+            first=chunk.positions[0],
+            last=chunk.positions[1],
             start=chunk.start,
             end=chunk.end,
             text=chunk.text,

@@ -5,7 +5,14 @@ Configurations are the ablations of one run: ``hybrid`` (the default),
 (score fusion instead of RRF), any of them with overrides
 (``hybrid@window=2@rrf_k=30``), and ``chunk512``: fixed 512-character chunks
 with 10% overlap searched by dense vectors only, the common baseline
-(:mod:`evaluation.chunking`; any size works, e.g. ``chunk256``).
+(:mod:`selfcrag.eval.chunking`; any size works, e.g. ``chunk256``).
+
+The ways of cutting documents compare side by side: ``chunk512``,
+``sentence-windows`` (hybrid windows that stop at sections),
+``semantic-windows`` (and at semantic boundaries), ``semantic-chunks``
+(LlamaIndex's semantic splitter, chunks searched densely) and
+``propositions`` (hybrid over sentences and the propositions a chat model
+drew from them, in an index of their own; needs a configured chat model).
 """
 
 from __future__ import annotations
@@ -17,7 +24,16 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from selfcrag.errors import UserError
-from selfcrag.eval.chunking import CHUNK_OVERLAP, ChunkIndex, chunk_size_of
+from selfcrag.eval.chunking import (
+    CHUNK_OVERLAP,
+    SEMANTIC_CHUNK_BUFFER,
+    SEMANTIC_CHUNK_PERCENTILE,
+    SEMANTIC_CHUNKS,
+    ChunkIndex,
+    chunk_size_of,
+    fixed_chunks,
+    semantic_chunks,
+)
 from selfcrag.eval.metrics import aggregate, found_rank
 from selfcrag.eval.sets import EvalSet, sample_questions
 from selfcrag.graph.context import Context, context_from_options
@@ -26,15 +42,24 @@ from selfcrag.search.retriever import RetrievalConfig, Retriever
 from selfcrag.spans import Passage
 
 ProgressCallback = Callable[[str, int, int], None]
+PROPOSITIONS = "propositions"
+# The semantic-boundary percentile the semantic-windows configuration measures; others with
+# ``semantic-windows@semantic_breaks=N`` (the sweep on the dev sets is in docs/results.md).
+SEMANTIC_BREAKS = 10
 
-# Named configurations; a name may carry overrides: ``hybrid@window=2@rrf_k=30``.
-# Named configurations: changes to the search settings of the default context.
+# Named configurations: changes to the search settings of the default context; a name may carry
+# overrides: ``hybrid@window=2@rrf_k=30``.
 NAMED_CONFIGS: dict[str, dict[str, Any]] = {
     "hybrid": {},
     "dense": {"mode": "dense"},
     "bm25": {"mode": "bm25"},
     "hybrid-nowindow": {"window": 0, "section_ratio": 2.0},
     "weighted": {"fusion": "weighted", "dense_weight": 0.5, "bm25_weight": 0.5},
+    "sentence-windows": {"semantic_breaks": 0},
+    "semantic-windows": {"semantic_breaks": SEMANTIC_BREAKS},
+    # Not search settings: cut and searched by their own code (see _searcher); named here so they parse.
+    SEMANTIC_CHUNKS: {},
+    PROPOSITIONS: {},
 }
 DEFAULT_ABLATIONS = "dense,bm25,hybrid,hybrid-nowindow,chunk512"
 
@@ -102,6 +127,10 @@ def check_configs(specs: list[str]) -> None:
     for spec in specs:
         if chunk_size_of(spec) is None:
             parse_config(spec)
+        if spec == PROPOSITIONS:
+            from selfcrag.graph.propositions import chat_propositions
+
+            chat_propositions(context_from_options())  # says, before any work, that a chat model is needed
 
 
 def eval_context(context: Context, evalset: EvalSet) -> Context:
@@ -145,22 +174,64 @@ def ingest_report(summary: IngestSummary) -> dict[str, object]:
 
 @dataclass
 class _Searcher:
-    """One configuration's search: the sentence retriever, or the chunk baseline."""
+    """One configuration's search: the sentence retriever, a chunk baseline, or an index with propositions."""
 
     search: Callable[[str], list[Passage]]
     settings: dict[str, object]
+    close: Callable[[], None] = lambda: None
 
 
-def _searcher(spec: str, retriever: Retriever, progress: ProgressCallback | None) -> _Searcher:
+def _proposition_searcher(evalset: EvalSet, retriever: Retriever, progress: ProgressCallback | None) -> _Searcher:
+    """Sentence windows over an index of the set's sentences and the propositions the chat model draws from them.
+
+    The index is the set's own second one (``<set index>/propositions``), kept between runs like the first:
+    a second run asks the model only about documents it has not decomposed completely.
+    """
+    from selfcrag.graph.propositions import chat_propositions
+
+    context = context_from_options(data_dir=str(retriever.settings.data_dir / PROPOSITIONS))
+    summary = ingest(
+        [evalset.docs_dir], context.settings(), prune=True, progress=progress, propositions=chat_propositions(context)
+    )
+    config = parse_config("sentence-windows")
+    searcher = Retriever(context.settings(), config)
+    report = summary.proposition_report
+    return _Searcher(
+        lambda q: searcher.search(q, config).passages,
+        {
+            **asdict(config),
+            "propositions": summary.propositions,
+            "model_calls": report.calls if report else 0,
+            "tokens": report.tokens if report else 0,
+            "passages_skipped": len(report.skipped) if report else 0,
+            "documents_deferred": report.deferred if report else 0,
+        },
+        searcher.close,
+    )
+
+
+def _searcher(spec: str, evalset: EvalSet, retriever: Retriever, progress: ProgressCallback | None) -> _Searcher:
     size = chunk_size_of(spec)
+    cache = retriever.settings.data_dir / "baselines"
     if size is not None:
-        chunks = ChunkIndex.build(
-            retriever.index, retriever.embedder, retriever.settings.data_dir / "baselines", size, progress
-        )
+        chunks = ChunkIndex.build(fixed_chunks(retriever.index, size), spec, retriever.embedder, cache, progress)
         return _Searcher(
             lambda q: chunks.search(q, 5),
             {"mode": "dense", "chunk_chars": size, "chunk_overlap": CHUNK_OVERLAP, "chunks": len(chunks.chunks)},
         )
+    if spec == SEMANTIC_CHUNKS:
+        chunks = ChunkIndex.build(semantic_chunks(retriever.index), spec, retriever.embedder, cache, progress)
+        return _Searcher(
+            lambda q: chunks.search(q, 5),
+            {
+                "mode": "dense",
+                "breakpoint_percentile": SEMANTIC_CHUNK_PERCENTILE,
+                "buffer": SEMANTIC_CHUNK_BUFFER,
+                "chunks": len(chunks.chunks),
+            },
+        )
+    if spec == PROPOSITIONS:
+        return _proposition_searcher(evalset, retriever, progress)
     config = parse_config(spec)
     return _Searcher(lambda q: retriever.search(q, config).passages, dict(asdict(config)))
 
@@ -180,7 +251,7 @@ def run_retrieval_eval(
         evalset: The set.
         retriever: An open retriever on the set's index (see :func:`ingest_set`).
         configs: Configuration specs (see :func:`parse_config`; ``chunk<size>`` for the baseline).
-        limit: Only a sample of this many answerable questions (see :func:`~evaluation.sets.sample_questions`).
+        limit: Only a sample of this many answerable questions (see :func:`~selfcrag.eval.sets.sample_questions`).
         seed: Seed of that sample.
         progress: Called as ``progress(phase, done, total)``.
 
@@ -191,18 +262,21 @@ def run_retrieval_eval(
     questions = sample_questions([q for q in evalset.questions if q.answerable], limit, seed)
     retriever.search(questions[0].question if questions else "warm up")
     for spec in configs:
-        searcher = _searcher(spec, retriever, progress)
+        searcher = _searcher(spec, evalset, retriever, progress)
         ranks: list[int | None] = []
         chars: list[int] = []
         latencies: list[float] = []
-        for number, question in enumerate(questions, 1):
-            began = time.perf_counter()
-            passages = searcher.search(question.question)
-            latencies.append((time.perf_counter() - began) * 1000)
-            ranks.append(found_rank(passages, question))
-            chars.append(sum(len(p["text"]) for p in passages[:5]))
-            if progress:
-                progress(f"{evalset.name}: searching ({spec})", number, len(questions))
+        try:
+            for number, question in enumerate(questions, 1):
+                began = time.perf_counter()
+                passages = searcher.search(question.question)
+                latencies.append((time.perf_counter() - began) * 1000)
+                ranks.append(found_rank(passages, question))
+                chars.append(sum(len(p["text"]) for p in passages[:5]))
+                if progress:
+                    progress(f"{evalset.name}: searching ({spec})", number, len(questions))
+        finally:
+            searcher.close()
         scores = aggregate(ranks, chars, latencies)
         yield {
             "mode": "retrieval",

@@ -11,6 +11,10 @@ The new generation becomes current with one atomic rename of a pointer file;
 a run with nothing to change publishes nothing, and a failed or killed ingest
 leaves the previous one in use. A full disk is one line, and the unfinished
 generation is removed.
+
+With a chat model (``propositions``), the documents read also get their
+propositions (:mod:`selfcrag.index.propositions`), within a bound on model
+calls; documents past the bound are decomposed by the next such run.
 """
 
 from __future__ import annotations
@@ -27,6 +31,16 @@ from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, nothing_to
 from selfcrag.index import generations
 from selfcrag.index.embed import load_embedder
 from selfcrag.index.engine import open_writer
+from selfcrag.index.points import proposed_from, propositions_id
+from selfcrag.index.propositions import (
+    Propose,
+    PropositionPassage,
+    PropositionPlan,
+    PropositionReport,
+    Propositions,
+    has_propositions,
+    proposition_document,
+)
 from selfcrag.index.records import content_hash, document_id
 from selfcrag.index.store import EngineError, is_disk_full
 from selfcrag.index.writer import IndexWriter, PreparedDocument, prepare_document
@@ -50,12 +64,14 @@ class IngestSummary:
         repaired: Documents whose points were missing and were indexed again.
         documents: Documents in the index after the run.
         sentences: Sentences in the index after the run.
-        embedded: Sentences embedded by this run.
+        propositions: Propositions in the index after the run.
+        embedded: Sentences (and propositions) embedded by this run.
         seconds: Wall time of the run.
         embed_seconds: Time spent inside the embedding model.
         notes: What the run found and fixed (a damaged or missing index, an older format).
         skipped: Files not ingested, with the reason.
         encodings: Text files read in another encoding than UTF-8, with the encoding detected.
+        proposition_report: What drawing propositions cost and gave (None when none were asked for).
     """
 
     added: int = 0
@@ -65,12 +81,14 @@ class IngestSummary:
     repaired: int = 0
     documents: int = 0
     sentences: int = 0
+    propositions: int = 0
     embedded: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
     encodings: list[tuple[Path, str]] = field(default_factory=list)
+    proposition_report: PropositionReport | None = None
 
 
 def index_document(loaded: LoadedFile, max_chars: int) -> PreparedDocument:
@@ -111,6 +129,7 @@ def ingest(
     prune: bool = False,
     progress: ProgressCallback | None = None,
     on_wait: Callable[[str], None] | None = None,
+    propositions: Propositions | None = None,
 ) -> IngestSummary:
     """Index files and folders into the data directory.
 
@@ -120,6 +139,7 @@ def ingest(
         prune: Also remove indexed documents whose files no longer exist.
         progress: Called as ``progress(phase, done, total)``.
         on_wait: Told once when another ingest holds the index and this one waits.
+        propositions: Also draw propositions from the documents given (those without current ones).
 
     Returns:
         What was done, including the files skipped and why.
@@ -140,17 +160,30 @@ def ingest(
             _remove_legacy(settings.data_dir, summary.notes)
             if writer.report.rebuilt:
                 summary.notes.append(writer.report.rebuilt)
-            seen = _ingest_files(writer, files, embedder.max_chars, summary, progress)
+            plan = PropositionPlan(propositions.max_calls) if propositions is not None else None
+            seen = _ingest_files(writer, files, embedder.max_chars, summary, progress, plan)
             _repair(writer, seen, embedder.max_chars, summary)
             if prune:
                 for entry in writer.documents():
-                    if entry.doc_id not in seen and not Path(entry.source).exists():
+                    # Propositions go with their document.
+                    if (
+                        entry.doc_id not in seen
+                        and proposed_from(entry.doc_id) is None
+                        and not Path(entry.source).exists()
+                    ):
                         writer.remove(entry.doc_id)
                         summary.removed += 1
+            if propositions is not None and plan is not None:
+                summary.proposition_report = _draw_propositions(
+                    writer, plan, propositions.propose, embedder.max_chars, progress
+                )
             # What the index holds, read before the commit closes the manifest.
-            documents = writer.documents()
-            summary.documents = len(documents)
-            summary.sentences = sum(entry.sentence_count for entry in documents)
+            for entry in writer.documents():
+                if proposed_from(entry.doc_id) is None:
+                    summary.documents += 1
+                    summary.sentences += entry.sentence_count
+                else:
+                    summary.propositions += entry.sentence_count
             writer.commit()
             summary.embedded = writer.report.embedded
             summary.embed_seconds = writer.report.embed_seconds
@@ -176,8 +209,12 @@ def _ingest_files(
     max_chars: int,
     summary: IngestSummary,
     progress: ProgressCallback | None,
+    plan: PropositionPlan | None = None,
 ) -> set[str]:
-    """Index the files given; returns the ids of the documents they are."""
+    """Index the files given; returns the ids of the documents they are.
+
+    Documents without current propositions are offered to ``plan``, when there is one.
+    """
     seen: set[str] = set()
     resplit = 0
     for number, path in enumerate(files, 1):
@@ -195,14 +232,24 @@ def _ingest_files(
         same_text = old is not None and old.content_hash == content_hash(loaded.text)
         if same_text and writer.indexed_now(doc_id):
             summary.unchanged += 1
+            if (
+                plan is not None
+                and old is not None
+                and not has_propositions(writer.known(propositions_id(doc_id)), old)
+            ):
+                plan.offer(index_document(loaded, max_chars))
             continue
         document = index_document(loaded, max_chars)
         if old is not None and same_text and writer.holds(old, document):
             # Indexed by an older version, but split and tokenised the same: nothing to embed again.
             writer.mark_current(old)
             summary.unchanged += 1
+            if plan is not None and not has_propositions(writer.known(propositions_id(doc_id)), old):
+                plan.offer(document)
             continue
         writer.add(document)
+        if plan is not None:
+            plan.offer(document)
         if old is None:
             summary.added += 1
         else:
@@ -218,9 +265,48 @@ def _repair(writer: IndexWriter, seen: set[str], max_chars: int, summary: Ingest
     for entry in writer.report.repaired:
         if entry.doc_id in seen or writer.known(entry.doc_id) is not None:
             continue
+        if proposed_from(entry.doc_id) is not None:
+            summary.notes.append(
+                f"the propositions of {entry.source} were lost with the damaged data: "
+                "run `selfcrag ingest --propositions` to draw them again"
+            )
+            continue
         loaded = read_document(Path(entry.source))
         if isinstance(loaded, SkippedFile):
             summary.notes.append(f"{entry.source} was in the index but cannot be read any more: dropped")
             continue
         writer.add(index_document(loaded, max_chars))
         summary.repaired += 1
+
+
+def _draw_propositions(
+    writer: IndexWriter,
+    plan: PropositionPlan,
+    propose: Propose,
+    max_chars: int,
+    progress: ProgressCallback | None,
+) -> PropositionReport:
+    """Ask the model for the propositions of the planned passages, one call each, and index them."""
+    report = PropositionReport(passages=plan.passages, deferred=plan.deferred)
+    for document, passages, whole in plan.planned:
+        drawn: list[tuple[PropositionPassage, list[str]]] = []
+        complete = whole
+        for passage in passages:
+            began = time.perf_counter()
+            reply = propose(passage)
+            report.seconds += time.perf_counter() - began
+            report.calls += 1
+            report.tokens += reply.tokens
+            if progress:
+                progress("drawing propositions", report.calls, report.passages)
+            if reply.statements is None:
+                complete = False
+                report.skipped.append(f"{document.entry.source} ({passage.where}): {reply.note}")
+                continue
+            drawn.append((passage, reply.statements))
+        made = proposition_document(document, drawn, complete=complete, max_chars=max_chars)
+        if made.sentences or complete:
+            writer.add(made)
+            report.made += len(made.sentences)
+        report.documents += 1
+    return report

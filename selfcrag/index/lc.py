@@ -10,15 +10,19 @@ section, position) as metadata.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseEmbeddings, SparseVector
 
+from selfcrag.index.embed import Embedder
 from selfcrag.index.points import DENSE, SPARSE
 from selfcrag.index.sparse import document_vector, query_vector
 from selfcrag.index.tokenize import tokenize
+
+# selfcrag's embedders implement Embeddings without importing LangChain (see selfcrag.index.embed).
+Embeddings.register(Embedder)
 
 
 class BM25SparseEmbeddings(SparseEmbeddings):
@@ -56,7 +60,9 @@ class SentenceVectorStore(QdrantVectorStore):
         return Document(page_content=text, metadata=payload)
 
 
-def hybrid_vector_store(client: Any, collection: str, embedder: Embeddings, avg_length: float) -> SentenceVectorStore:
+def hybrid_vector_store(
+    client: Any, collection: str, embedder: Embeddings | Embedder, avg_length: float
+) -> SentenceVectorStore:
     """A hybrid (dense + BM25) LangChain vector store over a selfcrag collection on a Qdrant server.
 
     Args:
@@ -71,7 +77,7 @@ def hybrid_vector_store(client: Any, collection: str, embedder: Embeddings, avg_
     return SentenceVectorStore(
         client=client,
         collection_name=collection,
-        embedding=embedder,
+        embedding=cast(Embeddings, embedder),  # an Embedder is one (registered above); mypy cannot see it
         sparse_embedding=BM25SparseEmbeddings(avg_length),
         retrieval_mode=RetrievalMode.HYBRID,
         vector_name=DENSE,

@@ -7,14 +7,19 @@ window or a citation needs, so no sentence table lives in the client.
 
 Point ids are computed from the document id and the sentence position, so the
 neighbours of a hit are fetched by id (``retrieve``), never by scanning.
+
+A proposition (``selfcrag ingest --propositions``) is a point of the same
+schema, of kind ``proposition``, in a document of its own derived from the
+sentences' (:func:`propositions_id`), and names the sentences it was drawn
+from (``source_first``..``source_last``): a search that finds it shows them.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,6 +27,11 @@ from selfcrag.index.sparse import SparseVector
 
 DENSE = "dense"
 SPARSE = "bm25"
+# The kind of a proposition's point: a short self-contained statement drawn from a passage of sentences.
+PROPOSITION = "proposition"
+_PROPOSITIONS_SUFFIX = "/propositions"
+
+_Number = TypeVar("_Number", int, float)
 
 _POINT_NAMESPACE = uuid.UUID("6f1b7a52-4c1e-4c55-9a53-3f1f0b2a9c11")
 
@@ -44,6 +54,27 @@ def document_point_ids(doc_id: str, positions: Iterable[int]) -> list[str]:
     return [sentence_point_id(doc_id, p) for p in positions]
 
 
+def propositions_id(doc_id: str) -> str:
+    """The id under which a document's propositions are indexed.
+
+    A document's propositions are kept as a document of their own, derived from
+    it: the manifest counts their points, and they are replaced and removed
+    with it. Their positions number the propositions, not sentences.
+
+    Args:
+        doc_id: The document's id.
+
+    Returns:
+        The id of its propositions.
+    """
+    return doc_id + _PROPOSITIONS_SUFFIX
+
+
+def proposed_from(doc_id: str) -> str | None:
+    """The document that a set of propositions was drawn from, or None when ``doc_id`` is a document itself."""
+    return doc_id.removesuffix(_PROPOSITIONS_SUFFIX) if doc_id.endswith(_PROPOSITIONS_SUFFIX) else None
+
+
 @dataclass(frozen=True, slots=True)
 class StoredSentence:
     """A sentence as the index stores it (the payload of its point).
@@ -62,10 +93,17 @@ class StoredSentence:
         section_last: Position of the section's last sentence.
         section_start: Character offset where the section starts.
         section_end: Character offset where the section ends.
-        kind: ``text``, ``heading``, ``list``, ``clause``, ``code`` or ``table``.
+        kind: ``text``, ``heading``, ``list``, ``clause``, ``code`` or ``table``; ``proposition`` for
+            a statement drawn from sentences (its document is :func:`propositions_id` of theirs).
         source: The document's path.
         content_hash: The document's content hash.
         terms: Number of BM25 terms (for re-weighting).
+        similarity: Cosine similarity of this sentence's vector with the previous sentence's in its
+            section (None for a section's first sentence, and for a proposition).
+        similarity_rank: Where that similarity stands among the document's, from the least similar
+            pair (see :mod:`selfcrag.split.semantic`): what semantic boundaries are drawn from.
+        source_first: For a proposition: the first sentence it was drawn from, in its document.
+        source_last: For a proposition: the last sentence it was drawn from.
     """
 
     doc_id: str
@@ -84,6 +122,11 @@ class StoredSentence:
     source: str
     content_hash: str
     terms: int
+    # Measured from the vectors, not the text: a sentence split the same way is the same sentence.
+    similarity: float | None = field(default=None, compare=False)
+    similarity_rank: float | None = field(default=None, compare=False)
+    source_first: int | None = None
+    source_last: int | None = None
 
     @property
     def point_id(self) -> str:
@@ -120,6 +163,16 @@ class StoredSentence:
             "source": self.source,
             "content_hash": self.content_hash,
             "terms": self.terms,
+            **{
+                name: value
+                for name, value in (
+                    ("similarity", self.similarity),
+                    ("similarity_rank", self.similarity_rank),
+                    ("source_first", self.source_first),
+                    ("source_last", self.source_last),
+                )
+                if value is not None
+            },
         }
 
     @staticmethod
@@ -142,7 +195,16 @@ class StoredSentence:
             source=payload["source"],
             content_hash=payload["content_hash"],
             terms=int(payload["terms"]),
+            similarity=_optional(payload.get("similarity"), float),
+            similarity_rank=_optional(payload.get("similarity_rank"), float),
+            source_first=_optional(payload.get("source_first"), int),
+            source_last=_optional(payload.get("source_last"), int),
         )
+
+
+def _optional(value: Any, kind: type[_Number]) -> _Number | None:
+    """A payload number that older points (or sentences, for proposition fields) do not have."""
+    return None if value is None else kind(value)
 
 
 def join_sentences(sentences: Sequence[StoredSentence]) -> str:

@@ -9,6 +9,12 @@ when the current data cannot be trusted (damaged, another embedding model).
 It takes documents one at a time and publishes the generation when done; a
 run with nothing to change publishes nothing. Memory stays bounded: at most
 ``FLUSH_SENTENCES`` sentences (plus one document) wait to be embedded.
+
+Each sentence is stored with its similarity to the one before it, ranked within
+its document (:func:`with_boundaries`): semantic boundaries are drawn from those
+at search time. An index measured another way (an older
+:data:`~selfcrag.split.semantic.BOUNDARY_VERSION`) is measured again from its
+stored vectors when it is next written (:meth:`IndexWriter.update_boundaries`).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,12 +34,19 @@ from selfcrag.index import generations
 from selfcrag.index.checks import find_damage
 from selfcrag.index.embed import Embedder
 from selfcrag.index.manifest import INDEXING_VERSION, MANIFEST_FILE, DocumentEntry, Manifest, ManifestError
-from selfcrag.index.points import SentencePoint, StoredSentence, document_point_ids
+from selfcrag.index.points import (
+    SentencePoint,
+    StoredSentence,
+    document_point_ids,
+    proposed_from,
+    propositions_id,
+)
 from selfcrag.index.shard_files import copy_sparse, mirror_shard
 from selfcrag.index.sparse import K1, B, SparseVector, document_vector, reweight
-from selfcrag.index.store import EdgeStore, EngineError, IndexOptions, SentenceStore, ServerStore
+from selfcrag.index.store import EdgeStore, EngineError, IndexOptions, SentenceStore, ServerStore, StoredPoint
 from selfcrag.index.tokenize import TOKENIZER_VERSION, tokenize
 from selfcrag.split import document_title, split_sentences
+from selfcrag.split.semantic import BOUNDARY_VERSION, adjacent_similarities, similarity_ranks
 
 # Sentences gathered before they are embedded and upserted together.
 FLUSH_SENTENCES = 2048
@@ -118,6 +131,37 @@ def prepare_document(
     return PreparedDocument(entry, sentences, tokens)
 
 
+def with_boundaries(sentences: Sequence[StoredSentence], vectors: np.ndarray) -> list[StoredSentence]:
+    """The sentences with what semantic boundaries are drawn from: each one's similarity to the one before, ranked.
+
+    Args:
+        sentences: Whole documents, each one's sentences consecutive and in order (propositions pass through).
+        vectors: Their dense vectors, one row each.
+
+    Returns:
+        The sentences, with ``similarity`` and ``similarity_rank`` set (see :mod:`selfcrag.split.semantic`).
+    """
+    result = list(sentences)
+    start = 0
+    while start < len(result):
+        end = start
+        while end < len(result) and result[end].doc_id == result[start].doc_id:
+            end += 1
+        if proposed_from(result[start].doc_id) is None:
+            document = result[start:end]
+            # Rounded as the engine stores them (float16), so measuring again from stored vectors agrees.
+            similarities = adjacent_similarities(
+                vectors[start:end].astype(np.float16), [s.position == s.section_first for s in document]
+            )
+            ranks = similarity_ranks(similarities)
+            result[start:end] = [
+                replace(s, similarity=similarity, similarity_rank=rank)
+                for s, similarity, rank in zip(document, similarities, ranks, strict=True)
+            ]
+        start = end
+    return result
+
+
 @dataclass
 class ServerTarget:
     """Where a Qdrant server keeps this knowledge base.
@@ -141,6 +185,7 @@ class WriteReport:
         embedded: Sentences embedded.
         embed_seconds: Time inside the embedding model.
         reweighted: Sparse vectors re-weighted for a new average length.
+        rederived: Sentences whose semantic boundaries were measured again from their stored vectors.
         published: A new generation was published (False when nothing changed).
         deleted_generations: Old generations removed.
     """
@@ -150,6 +195,7 @@ class WriteReport:
     embedded: int = 0
     embed_seconds: float = 0.0
     reweighted: int = 0
+    rederived: int = 0
     published: bool = False
     deleted_generations: list[str] = field(default_factory=list)
 
@@ -189,6 +235,8 @@ class IndexWriter:
         self.progress = progress
         self.report = WriteReport()
         self._pending: list[tuple[StoredSentence, list[str]]] = []
+        # Documents embedded by this run: their boundaries are measured as they are embedded.
+        self._embedded_documents: set[str] = set()
         self._since_optimize = 0
         self._lock: Any = None
         # The generation this run started from, and whether the next one starts empty instead of from it.
@@ -387,19 +435,29 @@ class IndexWriter:
         return list(self.manifest.documents()) if self.manifest is not None else []
 
     def add(self, document: PreparedDocument) -> None:
-        """Index a new or changed document (its old version, if any, is replaced)."""
+        """Index a new or changed document (its old version, if any, is replaced, and its propositions dropped).
+
+        A document's propositions (see :func:`~selfcrag.index.points.propositions_id`) are added the same way,
+        after the document.
+        """
         self.start_next_generation()
         assert self.manifest is not None
-        old = self.manifest.document(document.entry.doc_id)
+        doc_id = document.entry.doc_id
+        old = self.manifest.document(doc_id)
         if old is not None:
             self._drop_points(old, keep=0)
+        if proposed_from(doc_id) is None:
+            self.remove(propositions_id(doc_id))  # drawn from the old text
         self.manifest.put_document(document.entry)
+        self._embedded_documents.add(doc_id)
         self._pending.extend(zip(document.sentences, document.tokens, strict=True))
         if len(self._pending) >= FLUSH_SENTENCES:
             self._flush()
 
     def remove(self, doc_id: str) -> None:
-        """Remove a document and its points."""
+        """Remove a document and its points, and its propositions."""
+        if proposed_from(doc_id) is None:
+            self.remove(propositions_id(doc_id))
         if self.known(doc_id) is None:
             return
         self.start_next_generation()
@@ -435,31 +493,93 @@ class IndexWriter:
             # 2,048+ sentences (the commit re-weights if the final average differs).
             lengths = [len(t) for _, t in self._pending]
             self.manifest.set_meta(avg_length=sum(lengths) / len(lengths))
-        batch = sorted(self._pending, key=lambda item: len(item[0].text))
-        self._pending = []
+        batch, self._pending = self._pending, []
         avg = self._avg_length()
         counts: Counter[int] = Counter()
         size = self.embedder.batch_size
-        for start in range(0, len(batch), size):
-            chunk = batch[start : start + size]
+        # Embedded shortest first (batches of like length pad least), then measured and written in document
+        # order: a document's boundaries need all its vectors, and it is never split between two flushes.
+        order = sorted(range(len(batch)), key=lambda i: len(batch[i][0].text))
+        vectors = np.zeros((len(batch), self.embedder.dim), dtype=np.float32)
+        for start in range(0, len(order), size):
+            chunk = order[start : start + size]
             began = time.perf_counter()
-            vectors = np.asarray(self.embedder.embed_passages([s.searchable() for s, _ in chunk]))
+            vectors[chunk] = self.embedder.embed_passages([batch[i][0].searchable() for i in chunk])
             self.report.embed_seconds += time.perf_counter() - began
+            if self.progress:  # within the batch too: one large document is a batch of its own (issue 20, item 8)
+                done = self.report.embedded + start + len(chunk)
+                self.progress("embedding", done, self.report.embedded + len(batch))
+        sentences = with_boundaries([sentence for sentence, _ in batch], vectors)
+        for start in range(0, len(batch), size):
             points = []
-            for (sentence, tokens), vector in zip(chunk, vectors, strict=True):
-                sparse = document_vector(tokens, avg)
+            for i in range(start, min(start + size, len(batch))):
+                sparse = document_vector(batch[i][1], avg)
                 counts.update(sparse.indices)
-                points.append(SentencePoint(sentence, vector, sparse))
+                points.append(SentencePoint(sentences[i], vectors[i], sparse))
             self.store.upsert(points)
-            self.report.embedded += len(chunk)
-            self._since_optimize += len(chunk)
-        if self.progress:
-            self.progress("embedding", self.report.embedded, self.report.embedded)
+            self.report.embedded += len(points)
+            self._since_optimize += len(points)
         self.manifest.add_document_frequencies(counts)
+        self._optimize_in_parts()
+
+    def _optimize_in_parts(self) -> None:
+        """Build HNSW over what was written once enough points wait (Edge), so no single build grows large."""
+        assert self.store is not None
         if isinstance(self.store, EdgeStore) and self._since_optimize >= OPTIMIZE_EVERY:
             self.store.optimize()
             self.store.reopen()
             self._since_optimize = 0
+
+    # ------------------------------------------------------------------ semantic boundaries
+
+    def update_boundaries(self) -> None:
+        """Measure again, from their stored vectors, the boundaries of documents measured another way.
+
+        When :data:`~selfcrag.split.semantic.BOUNDARY_VERSION` differs from the one the index was
+        written with (or it predates boundaries), every document this run did not embed has its
+        similarities and ranks recomputed and its points written again with the vectors they
+        have: nothing is embedded. :meth:`commit` calls it.
+        """
+        if self.manifest is None or self.manifest.meta("boundaries") == str(BOUNDARY_VERSION):
+            return
+        stale = [
+            entry
+            for entry in self.manifest.documents()
+            if entry.doc_id not in self._embedded_documents and proposed_from(entry.doc_id) is None
+        ]
+        if stale:
+            self.start_next_generation()
+        for number, entry in enumerate(stale, 1):
+            self._measure_again(entry)
+            if self.progress:
+                self.progress("measuring semantic boundaries", number, len(stale))
+        if self.tmp is not None:
+            assert self.manifest is not None
+            self.manifest.set_meta(boundaries=BOUNDARY_VERSION)
+
+    def _measure_again(self, entry: DocumentEntry) -> None:
+        assert self.store is not None
+        ids = document_point_ids(entry.doc_id, range(entry.sentence_count))
+        stored: dict[str, StoredPoint] = {}
+        for start in range(0, len(ids), 1024):
+            stored.update(self.store.retrieve(ids[start : start + 1024], dense=True, sparse=True))
+        points = [stored[pid] for pid in ids if pid in stored]
+        if len(points) != len(ids) or any(p.dense is None for p in points):
+            return  # a damaged document: the checks at open handle it
+        vectors = np.stack([p.dense for p in points if p.dense is not None])
+        sentences = with_boundaries([p.sentence for p in points], vectors)
+        for start in range(0, len(points), 1024):
+            self.store.upsert(
+                [
+                    SentencePoint(sentence, vector, point.sparse or SparseVector([], []))
+                    for sentence, vector, point in zip(
+                        sentences[start : start + 1024], vectors[start : start + 1024], points[start : start + 1024]
+                    )
+                ]
+            )
+        self.report.rederived += len(points)
+        self._since_optimize += len(points)
+        self._optimize_in_parts()
 
     # ------------------------------------------------------------------ finishing
 
@@ -493,6 +613,7 @@ class IndexWriter:
         Returns:
             The current generation's name (None when nothing was ever published).
         """
+        self.update_boundaries()
         if self.tmp is None:
             self._close_parts()
             self.report.deleted_generations = generations.sweep(self.root)

@@ -12,9 +12,10 @@ import numpy as np
 from selfcrag.errors import UserError
 from selfcrag.index.embed import Embedder, load_embedder
 from selfcrag.index.engine import open_reader
+from selfcrag.index.points import PROPOSITION, proposed_from
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.sparse import query_vector
-from selfcrag.index.store import SearchLists
+from selfcrag.index.store import APPROXIMATE, EXACT, SearchLists
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
@@ -43,6 +44,12 @@ class RetrievalConfig:
         max_context_chars: Cap on a merged passage.
         section_ratio: Coverage of a short section above which the whole
             section is returned.
+        semantic_breaks: Semantic boundaries: windows also stop before a
+            sentence whose similarity to the previous one is among its
+            document's lowest this many per cent (0: at sections only).
+        dense_search: ``approximate`` (HNSW over int8 copies, rescored) or
+            ``exact`` (every vector scored), so quality figures can be
+            measured without the approximation.
     """
 
     top_k: int
@@ -55,6 +62,8 @@ class RetrievalConfig:
     bm25_weight: float = 1.0
     max_context_chars: int = 600
     section_ratio: float = 0.6
+    semantic_breaks: int = 0
+    dense_search: Literal["approximate", "exact"] = "approximate"
 
     def with_(self, **changes: object) -> RetrievalConfig:
         """Return a copy with some fields changed."""
@@ -88,14 +97,16 @@ class Retriever:
     Args:
         settings: Data directory and services.
         config: Default search configuration.
+        embedder: Embeds questions instead of the model the index was built with (benchmarks: an
+            index of stand-in vectors searched with a real model's query vectors, for its latency).
     """
 
-    def __init__(self, settings: Settings, config: RetrievalConfig) -> None:
+    def __init__(self, settings: Settings, config: RetrievalConfig, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self.config = config
         self.index: IndexReader = open_reader(settings)
         try:
-            self.embedder: Embedder = load_embedder(
+            self.embedder: Embedder = embedder or load_embedder(
                 self.index.embedder_name, settings.openai_api_key, settings.embedding_base_url
             )
         except BaseException:
@@ -142,6 +153,7 @@ class Retriever:
             limit=2 * config.candidates,
             rrf_k=config.rrf_k,
             weights=(config.dense_weight, config.bm25_weight),
+            dense_search=EXACT if config.dense_search == "exact" else APPROXIMATE,
         )
         lap("search")
         hits = self._resolve(fuse(lists, config), 2 * config.top_k)
@@ -153,21 +165,32 @@ class Retriever:
             top_k=config.top_k,
             section_ratio=config.section_ratio,
             query=query,
+            breaks=config.semantic_breaks,
         )
         lap("expand")
         return SearchResult(query, passages, timings)
 
     def _resolve(self, ranked: list[ScoredHit], batch: int) -> Iterator[SentenceHit]:
-        """Turn ranked point ids into hits, fetching their sentences a few at a time as windows consume them."""
+        """Turn ranked point ids into hits, fetching their sentences a few at a time as windows consume them.
+
+        A proposition stands for the sentences it was drawn from: each becomes a hit with its
+        scores, so the passage shown (and cited) is the document's own text.
+        """
         for start in range(0, len(ranked), batch):
             chunk = ranked[start : start + batch]
             found = self.index.by_point_ids([h.point_id for h in chunk])
             for h in chunk:
                 sentence = found.get(h.point_id)
-                if sentence is not None:
+                if sentence is None:
+                    continue
+                doc_id, first, last = sentence.doc_id, sentence.position, sentence.position
+                if sentence.kind == PROPOSITION and sentence.source_first is not None:
+                    doc_id = proposed_from(sentence.doc_id) or doc_id
+                    first, last = sentence.source_first, sentence.source_last or sentence.source_first
+                for position in range(first, last + 1):
                     yield SentenceHit(
-                        doc_id=sentence.doc_id,
-                        position=sentence.position,
+                        doc_id=doc_id,
+                        position=position,
                         score=h.score,
                         dense_rank=h.dense_rank,
                         bm25_rank=h.bm25_rank,

@@ -6,6 +6,13 @@ its far ends until it fits ``max_chars``. Windows of one section that overlap
 or touch merge into one passage while the union fits the cap. When the
 windows cover most of a section that itself fits the cap, the whole section is
 returned (auto-merging).
+
+With semantic boundaries (``breaks``, a percentile; see
+:mod:`selfcrag.split.semantic`), a sentence whose similarity to the one before
+it is among its document's lowest ``breaks`` per cent starts a new topic: the
+stretch of a section between two such sentences (a *part*) then stands where
+the section stood. Windows stop at its ends, merging never crosses one, and a
+part that the windows mostly cover is returned whole.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import TypeVar
 from selfcrag.index.points import StoredSentence, join_sentences
 from selfcrag.index.reader import SentenceSource
 from selfcrag.spans import Passage, SentenceHit, passage_id
+from selfcrag.split.semantic import starts_topic
 
 T = TypeVar("T", int, float)
 
@@ -31,11 +39,18 @@ class _Span:
 
 
 class _Document:
-    """The sentences of one document that windows look at, fetched from the index by position."""
+    """The sentences of one document that windows look at, fetched from the index by position.
 
-    def __init__(self, index: SentenceSource, doc_id: str) -> None:
+    Args:
+        index: Where the sentences are.
+        doc_id: The document.
+        breaks: The semantic-boundary percentile (0: sections only).
+    """
+
+    def __init__(self, index: SentenceSource, doc_id: str, breaks: int = 0) -> None:
         self.index = index
         self.doc_id = doc_id
+        self.breaks = breaks
         self.sentences: dict[int, StoredSentence] = {}
 
     def load(self, lo: int, hi: int) -> None:
@@ -61,10 +76,45 @@ class _Document:
         sentence = self.at(position)
         return sentence.section_end - sentence.section_start
 
+    def starts_topic(self, position: int) -> bool:
+        """Whether a sentence opens a part: a semantic boundary inside its section."""
+        return starts_topic(self.at(position).similarity_rank, self.breaks)
+
+    def one_part(self, lo: int, hi: int) -> bool:
+        """Whether sentences ``lo..hi`` (of one section) hold no semantic boundary between them."""
+        if not self.breaks:
+            return True
+        self.load(lo, hi)
+        return not any(self.starts_topic(p) for p in range(lo + 1, hi + 1))
+
+    def part_around(self, lo: int, hi: int, max_chars: int) -> tuple[int, int] | None:
+        """The part holding sentences ``lo..hi`` when it fits ``max_chars``; None when it does not.
+
+        Without boundaries the part is the section. Otherwise the section is read outwards
+        from the span, a few sentences at a time, only as far as the cap allows.
+        """
+        section_lo, section_hi = self.section_bounds(lo)
+        if not self.breaks:
+            return (section_lo, section_hi) if self.section_chars(lo) <= max_chars else None
+        while lo > section_lo and not self.starts_topic(lo):
+            self.load(max(section_lo, lo - 4), lo - 1)
+            if self.chars(lo - 1, hi) > max_chars:
+                return None
+            lo -= 1
+        while hi < section_hi and not self.starts_topic(hi + 1):
+            self.load(hi + 1, min(section_hi, hi + 4))
+            if self.chars(lo, hi + 1) > max_chars:
+                return None
+            hi += 1
+        return lo, hi
+
     def window(self, position: int, size: int, max_chars: int) -> tuple[int, int]:
         section_lo, section_hi = self.section_bounds(position)
         lo, hi = max(section_lo, position - size), min(section_hi, position + size)
         self.load(lo, hi)
+        if self.breaks:  # stop at the topic's ends
+            lo = max((p for p in range(lo + 1, position + 1) if self.starts_topic(p)), default=lo)
+            hi = min((p - 1 for p in range(position + 1, hi + 1) if self.starts_topic(p)), default=hi)
         # Shrink from the side farther from the hit until the window fits.
         while lo < hi and self.chars(lo, hi) > max_chars:
             if hi - position >= position - lo:
@@ -83,6 +133,7 @@ def expand_windows(
     top_k: int,
     section_ratio: float = 0.6,
     query: str = "",
+    breaks: int = 0,
 ) -> list[Passage]:
     """Turn ranked sentence hits into at most ``top_k`` merged passages.
 
@@ -98,6 +149,8 @@ def expand_windows(
         section_ratio: Share of a section's sentences the windows must cover
             for the whole section to be returned instead (when it fits the cap).
         query: The search that found the hits, recorded in each passage.
+        breaks: Semantic boundaries: the percentile of a document's adjacent-sentence similarities
+            at or below which a sentence starts a new topic (0: windows stop at sections only).
 
     Returns:
         Passages, best first; each keeps the best score and ranks of its hits.
@@ -106,7 +159,7 @@ def expand_windows(
     spans: list[_Span] = []
     for hit in hits:
         doc_id, position = hit["doc_id"], hit["position"]
-        doc = documents.get(doc_id) or documents.setdefault(doc_id, _Document(index, doc_id))
+        doc = documents.get(doc_id) or documents.setdefault(doc_id, _Document(index, doc_id, breaks))
         sentence = doc.at(position)
         lo, hi = doc.window(position, window, max_chars)
         span, lo, hi = _merge_into(spans, doc, doc_id, sentence.section_index, lo, hi, hit, position, max_chars)
@@ -153,7 +206,7 @@ def _merge_into(
         if lo > span.hi + 1 or hi < span.lo - 1:
             continue
         new_lo, new_hi = min(lo, span.lo), max(hi, span.hi)
-        if doc.chars(new_lo, new_hi) <= max_chars:
+        if doc.chars(new_lo, new_hi) <= max_chars and doc.one_part(new_lo, new_hi):
             span.lo, span.hi = new_lo, new_hi
             span.hits.append(hit)
             return span, lo, hi
@@ -164,10 +217,10 @@ def _merge_into(
 
 
 def _grow_to_section(span: _Span, doc: _Document, max_chars: int, ratio: float) -> None:
-    section_lo, section_hi = doc.section_bounds(span.lo)
-    covered = (span.hi - span.lo + 1) / (section_hi - section_lo + 1)
-    if covered >= ratio and doc.section_chars(span.lo) <= max_chars:
-        span.lo, span.hi = section_lo, section_hi
+    """Return the whole section (or part, with semantic boundaries) when the span covers most of it and it fits."""
+    part = doc.part_around(span.lo, span.hi, max_chars)
+    if part is not None and (span.hi - span.lo + 1) / (part[1] - part[0] + 1) >= ratio:
+        span.lo, span.hi = part
 
 
 def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_chars: int) -> list[_Span]:
@@ -185,6 +238,7 @@ def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_ch
                 and span.lo <= other.hi + 1
                 and span.hi >= other.lo - 1
                 and documents[span.doc_id].chars(min(other.lo, span.lo), max(other.hi, span.hi)) <= max_chars
+                and documents[span.doc_id].one_part(min(other.lo, span.lo), max(other.hi, span.hi))
             ):
                 other.lo, other.hi = min(other.lo, span.lo), max(other.hi, span.hi)
                 other.hits.extend(span.hits)

@@ -1,0 +1,149 @@
+"""``selfcrag ingest --propositions``: a chat model decomposes passages into propositions, indexed beside the sentences.
+
+Each run is the real CLI in a subprocess; the chat model is a scripted OpenAI-compatible server on loopback,
+reached through the real ChatOpenAI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cli_runner import selfcrag
+from scripted_openai import Reply, Serve
+
+MANUAL = """# Kestrel Pump Manual
+
+## Warranty
+
+The Kestrel P-40 pump is assembled in Lisbon. It comes with a five-year warranty on the motor.
+
+## Cleaning
+
+Rinse the intake filter every week with warm water. Replace the filter cartridge twice a year.
+
+## Storage
+
+Drain the pump completely before the first frost. Store it in a dry room above five degrees.
+"""
+# What the model makes of each section's passage: the warranty's names the pump where its sentence says "It".
+STATEMENTS = {
+    "assembled in Lisbon": [
+        "The Kestrel P-40 pump is assembled in Lisbon.",
+        "The Kestrel P-40 motor warranty lasts sixty months.",
+    ],
+    "intake filter": ["The Kestrel P-40 intake filter is rinsed weekly in a basin of lukewarm water."],
+    "first frost": ["The Kestrel P-40 pump is drained completely before the first frost of the winter season."],
+}
+
+
+def passage_of(body: dict[str, Any]) -> str:
+    """The passage a propositions request quotes."""
+    prompt = str(body["messages"][-1]["content"])
+    return prompt.split("<passage>", 1)[1].split("</passage>", 1)[0].strip()
+
+
+def propositionizer(**replies: str) -> Callable[[dict[str, Any]], Reply]:
+    """A script answering each passage with its statements; a passage holding a key of ``replies`` gets that text."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        passage = passage_of(body)
+        for marker, text in replies.items():
+            if marker in passage:
+                return Reply(text)
+        statements = next(s for marker, s in STATEMENTS.items() if marker in passage)
+        return Reply(json.dumps({"propositions": statements}))
+
+    return reply
+
+
+def ingest_with_propositions(tmp_path: Path, url: str, *extra: str) -> Any:
+    kb = tmp_path / "kb"
+    kb.mkdir(exist_ok=True)
+    (kb / "kestrel.md").write_text(MANUAL, encoding="utf-8")
+    return selfcrag("ingest", "kb", "--propositions", *extra, "--data-dir", "data", cwd=tmp_path, url=url)
+
+
+def test_a_proposition_is_indexed_retrieved_and_cited_as_its_source_sentences(tmp_path: Path, serve: Serve) -> None:
+    server = serve(propositionizer())
+    run = ingest_with_propositions(tmp_path, server.url)
+    assert run.returncode == 0, run.stderr
+    assert "1 documents, 10 sentences, 4 propositions" in run.stdout
+    assert "propositions: 4 drawn from 3 passage(s) of 1 document(s): 3 model call(s)" in run.stdout
+    assert "tokens," in run.stdout and "tokens not reported" not in run.stdout
+    assert len(server.requests) == 3
+
+    # "sixty months" is in the proposition only: the sentence it was drawn from says "five-year".
+    search = selfcrag("search", "sixty months", "--json", "--data-dir", "data", cwd=tmp_path)
+    assert search.returncode == 0, search.stderr
+    top = json.loads(search.stdout)["passages"][0]
+    assert top["source"].endswith("kestrel.md") and top["section"][-1] == "Warranty"
+    assert "It comes with a five-year warranty on the motor." in top["text"]
+    assert "sixty" not in top["text"]  # the document's text is shown, not the statement
+    assert top["first"] <= 3 <= top["last"]  # sentence 3: "It comes with a five-year warranty on the motor."
+
+    # Offline (no chat model now), the answer cites the document's sentences.
+    ask = selfcrag(
+        "ask", "How long is the motor warranty in months, sixty?", "--json", "--data-dir", "data", cwd=tmp_path
+    )
+    cited = json.loads(ask.stdout)["citations"]
+    assert cited and cited[0]["source"].endswith("kestrel.md")
+    assert cited[0]["first"] <= 3 <= cited[0]["last"]
+
+
+def test_a_malformed_reply_skips_its_passage_and_keeps_the_rest(tmp_path: Path, serve: Serve) -> None:
+    server = serve(propositionizer(**{"intake filter": "Sure! Here are the propositions: rinse, replace."}))
+    run = ingest_with_propositions(tmp_path, server.url)
+    assert run.returncode == 0, run.stderr
+    assert "1 documents, 10 sentences, 3 propositions" in run.stdout  # every sentence, and the other passages'
+    skipped = [line for line in run.stderr.splitlines() if line.startswith("skipped passage")]
+    assert len(skipped) == 1 and "kestrel.md (sentences 5-6)" in skipped[0]
+    assert "did not parse" in skipped[0]
+
+    for query, section in (("sixty months", "Warranty"), ("first frost of the winter season", "Storage")):
+        top = json.loads(selfcrag("search", query, "--json", "--data-dir", "data", cwd=tmp_path).stdout)["passages"][0]
+        assert top["section"][-1] == section
+    # The skipped passage's sentences are searchable as sentences.
+    search = selfcrag("search", "filter cartridge", "--json", "--data-dir", "data", cwd=tmp_path)
+    assert "Replace the filter cartridge twice a year." in json.loads(search.stdout)["passages"][0]["text"]
+
+
+def test_the_next_run_asks_again_only_for_a_document_left_incomplete(tmp_path: Path, serve: Serve) -> None:
+    broken = serve(propositionizer(**{"intake filter": "no JSON here"}))
+    assert ingest_with_propositions(tmp_path, broken.url).returncode == 0
+    (tmp_path / "kb" / "other.md").write_text("# Other\n\nThe Kestrel P-40 pump is assembled in Lisbon.\n")
+    fixed = serve(propositionizer())
+    run = ingest_with_propositions(tmp_path, fixed.url)
+    assert run.returncode == 0, run.stderr
+    assert "2 documents, 12 sentences, 6 propositions" in run.stdout
+    # kestrel.md again (3 passages: it was incomplete) and other.md (1); none asked twice.
+    assert sorted(passage_of(body)[:20] for body in fixed.requests) == sorted(
+        ["Drain the pump compl", "Rinse the intake fil", "The Kestrel P-40 pum", "The Kestrel P-40 pum"]
+    )
+    again = ingest_with_propositions(tmp_path, fixed.url)
+    assert again.returncode == 0 and len(fixed.requests) == 4
+    assert "0 added, 0 updated, 2 unchanged" in again.stdout
+
+
+def test_the_bound_on_model_calls_leaves_the_rest_for_the_next_run(tmp_path: Path, serve: Serve) -> None:
+    server = serve(propositionizer())
+    run = ingest_with_propositions(tmp_path, server.url, "--max-calls", "2")
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 2
+    assert "1 document(s) not (fully) decomposed: the bound of model calls was reached" in run.stderr
+    rest = ingest_with_propositions(tmp_path, server.url)
+    assert rest.returncode == 0 and "4 propositions" in rest.stdout
+
+
+def test_propositions_without_a_chat_model_is_one_line_and_indexes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "kestrel.md").write_text(MANUAL, encoding="utf-8")
+    run = selfcrag("ingest", "kb", "--propositions", "--data-dir", "data", cwd=tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines() == [
+        "error: --propositions needs a chat model: set OPENAI_BASE_URL (an OpenAI-compatible server) and/or "
+        "OPENAI_API_KEY, and SELFCRAG_ANSWERER is not offline"
+    ]
+    assert not (tmp_path / "data" / "index").exists()
