@@ -37,7 +37,10 @@ def sessions(index: Path) -> Iterator[list[pexpect.spawn]]:
 
 def start_chat(sessions: list[pexpect.spawn], index: Path, *args: str, **env: str) -> pexpect.spawn:
     # Run in a folder without a .env; no chat endpoint unless the test gives one.
-    environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    # Nor COLUMNS / LINES: the terminal's own size (pytest-xdist's workers inherit COLUMNS=80, which wraps lines).
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "COLUMNS", "LINES")
+    }
     environment.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", **env)
     child = pexpect.spawn(
         sys.executable,
