@@ -4,7 +4,9 @@ Two outcomes, told apart by what grading found:
 
 * some passage was graded at least ``evidence_threshold``: the answer could not be confirmed, so the reader gets
   the closest evidence itself, the best sentences with their neighbours, quoted and cited under a plain "Not
-  confirmed" header (``closest_evidence``); with a chat model, a passage it graded relevant or partly relevant;
+  confirmed" header (``closest_evidence``). Offline they are the best of every passage retrieved: the evaluator's
+  passage grade misses paraphrased answers that its sentence ranking finds. With a chat model, they come from
+  the passages it graded relevant or partly relevant;
 * nothing was: the knowledge base does not hold the answer, and the nearest passages are named for the reader to
   check (``not_found``).
 """
@@ -24,15 +26,13 @@ from selfcrag.graph.trace import record
 from selfcrag.heuristics.answerer import table_excerpt
 from selfcrag.heuristics.evaluator import scored_strip
 from selfcrag.heuristics.evidence import closest_evidence
-from selfcrag.heuristics.excerpts import Excerpt, quotes
+from selfcrag.heuristics.excerpts import Excerpt
 from selfcrag.heuristics.strips import passage_strips
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
 from selfcrag.spans import Citation, KnowledgeItem, Passage
 
 CLOSEST_SHOWN = 3
-# Passages whose sentences are weighed as evidence, the best graded first.
-EVIDENCE_PASSAGES = 5
 
 
 def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -59,13 +59,14 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     relevant = [p for p in state.passages if state.grades.get(p["id"], 0.0) >= context.evidence_threshold]
     evidence: list[Excerpt] = []
     if relevant:
-        profile = current_resources().evaluator(context).profile(state.question)
+        resources = current_resources()
+        profile = resources.evaluator(context).profile(state.question)
+        weighed = state.passages if resources.chat_model(context) is None else relevant
         evidence = closest_evidence(
-            _scored_items(state, relevant, runtime),
+            _scored_items(state, weighed, runtime),
             profile,
             max_sentences=context.evidence_sentences,
             max_chars=context.evidence_chars,
-            first=_quoted_by_the_draft(state),
         )
     details = {"requery": state.requery_count, "regenerate": state.regenerate_count}
     if evidence:
@@ -114,8 +115,8 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
 
 
-def _scored_items(state: State, relevant: list[Passage], runtime: Runtime[Context]) -> list[KnowledgeItem]:
-    """The best relevant passages as knowledge items, every sentence scored.
+def _scored_items(state: State, passages: list[Passage], runtime: Runtime[Context]) -> list[KnowledgeItem]:
+    """Passages as knowledge items, the best graded first, every sentence scored.
 
     All their sentences, not only what refinement kept: a paraphrased question's answer is often a sentence the
     evaluator scored low, and the reader, not the evaluator, is to judge the evidence.
@@ -125,7 +126,7 @@ def _scored_items(state: State, relevant: list[Passage], runtime: Runtime[Contex
     evaluator = resources.evaluator(runtime.context)
     profile = evaluator.profile(state.question)
     items: list[KnowledgeItem] = []
-    for passage in sorted(relevant, key=lambda p: -state.grades[p["id"]])[:EVIDENCE_PASSAGES]:
+    for passage in sorted(passages, key=lambda p: -state.grades.get(p["id"], 0.0)):
         strips = passage_strips(index, passage["doc_id"], passage["first"], passage["last"])
         signals = evaluator.measure_strips(profile, strips)
         items.append(
@@ -138,24 +139,11 @@ def _scored_items(state: State, relevant: list[Passage], runtime: Runtime[Contex
                 first=passage["first"],
                 last=passage["last"],
                 text=defuse_markers(passage["text"]),  # a document's own [n] must not pass for a citation
-                score=state.grades[passage["id"]],
+                score=state.grades.get(passage["id"], 0.0),
                 strips=[scored_strip(s, measured) for s, measured in zip(strips, signals, strict=True)],
             )
         )
     return items
-
-
-def _quoted_by_the_draft(state: State) -> set[tuple[str, int]]:
-    """The sentences (document id, position) an unconfirmed offline answer quoted: the evidence shows them first."""
-    if state.support != "unconfirmed":
-        return set()
-    quoted = " ".join(state.draft.split())
-    return {
-        (item["doc_id"], strip["position"])
-        for item in state.knowledge
-        for strip in item["strips"]
-        if strip["kind"] not in ("heading", "code") and quotes(quoted, strip)
-    }
 
 
 def _cited(n: int, excerpt: Excerpt, text: str) -> Citation:

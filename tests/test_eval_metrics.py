@@ -178,12 +178,14 @@ def test_the_metrics_a_user_would_recognise() -> None:
         outcome(False, False, status="answered", shown_chars=90),
         outcome(False, True, status="closest_evidence", shown_chars=250),
         outcome(False, True, status="not_found", shown_chars=0),
+        # Answerable with no gold answer to look for: left out of evidence_recall, not counted as a miss.
+        outcome(True, True, status="closest_evidence", shown_chars=20, shows_gold=None),
     ]
     scores = aggregate_answers(outcomes)
-    assert scores["answered"] == round(3 / 7, 4)
+    assert scores["answered"] == round(3 / 8, 4)
     assert scores["answered_right"] == round(1 / 3, 4)  # the unanswerable question answered counts as wrong
     assert scores["evidence_recall"] == 0.5
-    assert scores["shown_chars"] == 90
+    assert scores["shown_chars"] == 80
     assert scores["misled"] == round(1 / 3, 4)
 
 
@@ -194,7 +196,9 @@ def test_what_was_shown_is_the_answer_or_the_evidence_and_holds_the_gold_as_writ
     assert shown_text("closest_evidence", "Not confirmed: …\nA. [1]\nB. [2]", ["A.", "B."]) == "A.\nB."
     assert shown_text("not_found", "The knowledge base does not contain the answer.", []) == ""
     assert shows_gold("Its lamp stands 34 meters above sea level. [1]", LAMP)
-    assert not shows_gold("The light was converted in 1931.", LAMP)
+    assert shows_gold("The light was converted in 1931.", LAMP) is False
+    unmarked = Question("q7", "where does the cheer come from", "en", True, (("A written answer.",),), (), "long")
+    assert shows_gold("A written answer.", unmarked) is None  # a long answer with no gold sentence marked
 
 
 def test_route_mix_costs_and_latency_percentiles() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from selfcrag.heuristics.evaluator import OfflineEvaluator
-from selfcrag.heuristics.evidence import closest_evidence
+from selfcrag.heuristics.evidence import PAIR_CHARS, closest_evidence
 from selfcrag.heuristics.excerpts import answer_excerpt
 from selfcrag.search.retriever import Retriever
 from selfcrag.spans import KnowledgeItem, Strip
@@ -46,10 +46,26 @@ def test_the_best_sentence_comes_first_and_its_neighbours_fill_the_budget(retrie
     assert "4.1 Logs and metrics" not in texts[0]  # a heading is never evidence
 
 
-def test_the_budget_holds_and_the_best_sentence_is_always_shown(retriever: Retriever) -> None:
+def test_the_budget_holds_past_the_two_best_sentences(retriever: Retriever) -> None:
     profile = OfflineEvaluator(retriever).profile(QUESTION)
     shown = closest_evidence([item(1, SENTENCES)], profile, max_sentences=4, max_chars=10)
-    assert [excerpt.text for excerpt in shown] == ["Application logs are kept for 90 days."]
+    # The best and the second best are shown past the budget, as they fit PAIR_CHARS together; nothing else is.
+    assert [excerpt.text for excerpt in shown] == [
+        "Application logs are kept for 90 days.",
+        "Metrics are kept for 13 months.",
+    ]
+
+
+def test_a_second_sentence_too_long_for_the_pair_gives_way_to_a_shorter_one(retriever: Retriever) -> None:
+    profile = OfflineEvaluator(retriever).profile(QUESTION)
+    long = "Metrics are kept for 13 months, " + "and each of them is summarised and rolled up, " * 12 + "too."
+    assert len(long) + len("Application logs are kept for 90 days.") > PAIR_CHARS
+    sentences = [*SENTENCES[:4], ("text", long, 0.60, 0.60)]
+    shown = closest_evidence([item(1, sentences)], profile, max_sentences=2, max_chars=10)
+    # The next best that fits the pair joins instead: here the sentence after the best, so one excerpt.
+    assert [excerpt.text for excerpt in shown] == [
+        "Application logs are kept for 90 days. They are then deleted automatically."
+    ]
 
 
 def test_an_answer_quotes_the_sentence_before_and_those_after_as_far_as_the_budget_goes() -> None:

@@ -6,10 +6,13 @@ measured per question (an everyday question sat closer to the everyday
 reference sentences, so its answers scored lower) and shared words
 outweighing meaning, the kettle manual answered 2 of its 20 paraphrased
 questions right; the English cases below were all declined. Chinese
-paraphrases are not helped yet (the fan manual answers 1 of 11 with both
-releases: multilingual-e5-small scores 扇叶脏了怎么办？ the same against its
-answer and against an assembly step), so the Chinese case is one both answer.
-A question the file does not answer must still be declined.
+paraphrases are answered less often (the fan manual answers 1 of 11:
+multilingual-e5-small scores 扇叶脏了怎么办？ the same against its answer and
+against an assembly step), but their evidence is shown: the closest evidence
+weighs the sentences of every passage retrieved, not only of those the
+evaluator graded relevant, so the cleaning step graded 0.18 is shown beside
+the assembly step graded 0.33 (issue 19). A question the file does not answer
+must still be declined.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def one_file(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 CASES = {
     "zh-fan": [
         ("电风扇的底座怎么装？", "立杆插入底座"),
+        ("扇叶脏了怎么办？", "干布"),
     ],
     "en-kettle": [
         ("What should I do with a brand-new kettle before making my first cup?", "pour it away"),

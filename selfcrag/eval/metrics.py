@@ -163,7 +163,26 @@ def answer_correct(answer: str, cited: Sequence[tuple[str, str]], question: Ques
     return bool(question.answers) and all(any(s in answer for s in group) for group in question.answers)
 
 
-def shows_gold(shown: str, question: Question) -> bool:
+def has_gold(question: Question) -> bool:
+    """Tell whether an answerable question has a gold answer to look for in what was shown.
+
+    ClapNQ's long answers are looked for as their gold evidence sentences; a few answerable questions list none
+    (the answer was written, not marked in the passage), and nothing shown can be checked against them.
+
+    Args:
+        question: A question.
+
+    Returns:
+        True when :func:`shows_gold` can find its answer; False for an unanswerable question.
+    """
+    if not question.answerable:
+        return False
+    if question.answer_style == "long":
+        return any(s.strip() for e in question.evidence for s in e.contains)
+    return bool(question.answers)
+
+
+def shows_gold(shown: str, question: Question) -> bool | None:
     """Tell whether what a reader was shown (an answer, or the closest evidence) contains the gold answer.
 
     Short answers: for every answer group, one of its strings appears (the RGB rule). Long answers (ClapNQ's
@@ -175,15 +194,18 @@ def shows_gold(shown: str, question: Question) -> bool:
         question: An answerable question.
 
     Returns:
-        The verdict; False for an unanswerable question.
+        The verdict; False for an unanswerable question; None for an answerable one with no gold answer to
+        look for (:func:`has_gold`).
     """
     if not question.answerable:
         return False
+    if not has_gold(question):
+        return None
     shown = without_markers(shown)
     if question.answer_style == "long":
         text = _normal(shown)
         return any(_normal(s) in text for e in question.evidence for s in e.contains if s.strip())
-    return bool(question.answers) and all(any(s in shown for s in group) for group in question.answers)
+    return all(any(s in shown for s in group) for group in question.answers)
 
 
 def shown_text(status: str, answer: str, quotes: Sequence[str]) -> str:
@@ -236,7 +258,8 @@ class AnswerOutcome:
         status: How the question ended (``answered``, ``closest_evidence``, ``not_found``, ``direct``).
         shown_chars: Characters of document text shown: the answer, or the closest evidence, without the
             ``[n]`` markers or the fixed header; 0 when nothing was found.
-        shows_gold: Whether that text contains the gold answer (:func:`shows_gold`; answerable questions).
+        shows_gold: Whether that text contains the gold answer (:func:`shows_gold`; answerable questions);
+            None when the question has no gold answer to look for.
     """
 
     answerable: bool
@@ -251,7 +274,7 @@ class AnswerOutcome:
     regenerated: bool = False
     status: str = "answered"
     shown_chars: int = 0
-    shows_gold: bool = False
+    shows_gold: bool | None = False
 
 
 def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | int | None]:
@@ -260,10 +283,11 @@ def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | in
     What a user would recognise (issue 19): ``answered_right``, of the
     questions answered, the share answered right (an unanswerable question
     that got an answer counts as wrong); ``answered``, the share of questions
-    answered; ``evidence_recall``, of the answerable questions, the share
-    where what was shown (an answer or the closest evidence) contains the gold
-    answer; ``shown_chars``, the median characters of document text shown
-    (the quoted answer or evidence, without markers or the fixed header);
+    answered; ``evidence_recall``, of the answerable questions with a gold
+    answer to look for (:func:`has_gold`), the share where what was shown (an
+    answer or the closest evidence) contains it; ``shown_chars``, the median
+    characters of document text shown (the quoted answer or evidence, without
+    markers or the fixed header);
     ``misled``, of the
     unanswerable questions, the share that got an answer (not closest
     evidence).
@@ -283,6 +307,7 @@ def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | in
     answerable = [o for o in outcomes if o.answerable]
     unanswerable = [o for o in outcomes if not o.answerable]
     answered = [o for o in answerable if not o.abstained and o.cited_ok is not None]
+    checkable = [o for o in answerable if o.shows_gold is not None]
     latencies = [o.latency_ms for o in outcomes]
 
     def share(part: int, whole: int) -> float:
@@ -298,7 +323,7 @@ def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | in
         # With nothing answered there is nothing to be right or wrong about: None, not 0.
         "answered_right": share(sum(o.correct for o in given), len(given)) if given else None,
         "answered": share(len(given), n),
-        "evidence_recall": share(sum(o.shows_gold for o in answerable), len(answerable)),
+        "evidence_recall": share(sum(bool(o.shows_gold) for o in checkable), len(checkable)),
         "shown_chars": round(statistics.median(o.shown_chars for o in outcomes)) if outcomes else 0,
         "misled": share(sum(o.status in ANSWERED for o in unanswerable), len(unanswerable)),
         "answer_acc": share(sum(o.correct for o in answerable), len(answerable)),

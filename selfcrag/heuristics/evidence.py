@@ -1,17 +1,17 @@
 """The closest evidence: what is shown, cited, for a question whose answer could not be confirmed.
 
-When the workflow cannot confirm an answer it shows the reader what it found instead of a verdict: the best
-sentences, each with the sentences around it as far as a small budget of characters allows (an answer often spans
-sentences: see :mod:`selfcrag.heuristics.excerpts`). Sentences are ranked as the extractive answer ranks them
-(:func:`~selfcrag.heuristics.answerer.answer_weight`: never a heading, a bare lead-in, a table-of-contents line or
-a restatement of the question; no code either), by the evaluator's score with a little more weight on meaning
-(``dense``), which finds paraphrased answers. Budgets and weights were chosen on the calibration halves of zh-dev,
-en-dev and the paraphrase set (docs/results.md).
+When the workflow cannot confirm an answer it shows the reader what it found instead of a verdict: the one or
+two best sentences, then others and the sentences around them as far as a small budget of characters allows (an
+answer often spans sentences: see :mod:`selfcrag.heuristics.excerpts`). Sentences are ranked as the extractive
+answer ranks them (:func:`~selfcrag.heuristics.answerer.answer_weight`: never a heading, a bare lead-in, a
+table-of-contents line or a restatement of the question; no code either), by the evaluator's score plus twice
+their meaning (``dense``), which finds paraphrased answers. Budgets and weights were chosen on the calibration
+halves of zh-dev, en-dev and the paraphrase set (docs/results.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 
 from selfcrag.heuristics.answerer import answer_weight
 from selfcrag.heuristics.excerpts import Excerpt, grow
@@ -20,7 +20,10 @@ from selfcrag.spans import KnowledgeItem, Strip
 
 # Weight of a sentence's meaning (its dense signal) added to its score when ranking evidence: paraphrased
 # questions share few words with their answers, and meaning ranked them best on the calibration halves.
-DENSE_WEIGHT = 1.0
+DENSE_WEIGHT = 2.0
+# The two best sentences are both shown when together they hold this many characters, past the budget: the best
+# is often on topic without answering and the answer second, and two of English's long sentences fill the budget.
+PAIR_CHARS = 400
 
 
 def _rank(strip: Strip, profile: QuestionProfile) -> float:
@@ -37,32 +40,31 @@ def closest_evidence(
     *,
     max_sentences: int,
     max_chars: int,
-    first: Collection[tuple[str, int]] = (),
 ) -> list[Excerpt]:
     """Choose the excerpts that come closest to answering the question.
 
-    The best sentences are chosen first (as many as fit, up to ``max_sentences``); what is left of the budget
+    The best sentences are chosen first: the best always, the second when the two fit ``PAIR_CHARS`` (or the
+    budget, when larger), more as long as they fit the budget, up to ``max_sentences``. What is left of the budget
     then goes to their neighbours, one sentence at a time on either side.
 
     Args:
         items: Knowledge items whose strips carry the evaluator's scores.
         profile: The question.
         max_sentences: Sentences chosen for themselves at most.
-        max_chars: Characters shown at most, the best sentence always included (however long).
-        first: Sentences (document id, position) to show before the others: those an unconfirmed answer quoted,
-            so that what the answerer chose comes first.
+        max_chars: Characters shown at most, past which only the best sentence (however long) and a second one
+            within ``PAIR_CHARS`` are shown.
 
     Returns:
         The excerpts, best first; empty when no strip can answer anything.
     """
     ranked = sorted(
         (
-            ((item["doc_id"], strip["position"]) in first, rank, -order, -strip["position"], item, strip)
+            (rank, -order, -strip["position"], item, strip)
             for order, item in enumerate(items)
             for strip in item["strips"]
             if (rank := _rank(strip, profile)) > 0
         ),
-        key=lambda c: c[:4],
+        key=lambda c: c[:3],
         reverse=True,
     )
     chosen: list[Excerpt] = []
@@ -71,7 +73,8 @@ def closest_evidence(
     for *_, item, strip in ranked:
         if len(chosen) >= max_sentences:
             break
-        if strip["text"] in shown or (chosen and used + len(strip["text"]) > max_chars):
+        limit = max_chars if len(chosen) >= 2 else max(max_chars, PAIR_CHARS)
+        if strip["text"] in shown or (chosen and used + len(strip["text"]) > limit):
             continue
         chosen.append(Excerpt(item, [strip]))
         shown.add(strip["text"])
