@@ -11,7 +11,7 @@ halves of zh-dev, en-dev and the paraphrase set (docs/results.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from selfcrag.heuristics.answerer import answer_weight
 from selfcrag.heuristics.excerpts import Excerpt, grow
@@ -40,6 +40,7 @@ def closest_evidence(
     *,
     max_sentences: int,
     max_chars: int,
+    first: Collection[tuple[str, int]] = (),
 ) -> list[Excerpt]:
     """Choose the excerpts that come closest to answering the question.
 
@@ -53,18 +54,21 @@ def closest_evidence(
         max_sentences: Sentences chosen for themselves at most.
         max_chars: Characters shown at most, past which only the best sentence (however long) and a second one
             within ``PAIR_CHARS`` are shown.
+        first: Sentences (document id, position) to show before the others: the table an unconfirmed answer
+            quoted a row of, its key named by the question (a match the ranking, by the whole table's
+            meaning, cannot see).
 
     Returns:
         The excerpts, best first; empty when no strip can answer anything.
     """
     ranked = sorted(
         (
-            (rank, -order, -strip["position"], item, strip)
+            ((item["doc_id"], strip["position"]) in first, rank, -order, -strip["position"], item, strip)
             for order, item in enumerate(items)
             for strip in item["strips"]
             if (rank := _rank(strip, profile)) > 0
         ),
-        key=lambda c: c[:3],
+        key=lambda c: c[:4],
         reverse=True,
     )
     chosen: list[Excerpt] = []
