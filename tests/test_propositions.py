@@ -93,6 +93,21 @@ def test_a_proposition_is_indexed_retrieved_and_cited_as_its_source_sentences(tm
     assert cited[0]["first"] <= 3 <= cited[0]["last"]
 
 
+def test_a_statement_not_drawn_from_its_passage_is_not_indexed(tmp_path: Path, serve: Serve) -> None:
+    invented = "The Eiffel Tower was painted bronze by a Parisian crew in 2019."
+    partly = "The Kestrel P-40 casing is cast from blue titanium mined in northern Norway."
+    statements = {"assembled in Lisbon": json.dumps({"propositions": [*STATEMENTS["assembled in Lisbon"], invented]})}
+    statements["first frost"] = json.dumps({"propositions": [*STATEMENTS["first frost"], partly]})
+    server = serve(propositionizer(**statements))
+    run = ingest_with_propositions(tmp_path, server.url)
+    assert run.returncode == 0, run.stderr
+    assert "1 documents, 10 sentences, 4 propositions" in run.stdout  # the four of the passages, not the two
+    assert "2 statement(s) dropped" in run.stderr
+    # What was drawn from the passages is still found through its own words.
+    top = json.loads(selfcrag("search", "sixty months", "--json", "--data-dir", "data", cwd=tmp_path).stdout)
+    assert top["passages"][0]["section"][-1] == "Warranty"
+
+
 def test_a_malformed_reply_skips_its_passage_and_keeps_the_rest(tmp_path: Path, serve: Serve) -> None:
     server = serve(propositionizer(**{"intake filter": "Sure! Here are the propositions: rinse, replace."}))
     run = ingest_with_propositions(tmp_path, server.url)
@@ -117,7 +132,8 @@ def test_the_next_run_asks_again_only_for_a_document_left_incomplete(tmp_path: P
     fixed = serve(propositionizer())
     run = ingest_with_propositions(tmp_path, fixed.url)
     assert run.returncode == 0, run.stderr
-    assert "2 documents, 12 sentences, 6 propositions" in run.stdout
+    # other.md's passage is given kestrel.md's warranty statements: the one about the motor is not in it.
+    assert "2 documents, 12 sentences, 5 propositions" in run.stdout and "1 statement(s) dropped" in run.stderr
     # kestrel.md again (3 passages: it was incomplete) and other.md (1); none asked twice.
     assert sorted(passage_of(body)[:20] for body in fixed.requests) == sorted(
         ["Drain the pump compl", "Rinse the intake fil", "The Kestrel P-40 pum", "The Kestrel P-40 pum"]

@@ -107,6 +107,11 @@ def _print_proposition_cost(report: PropositionReport) -> None:
         f"{report.calls} model call(s), {tokens}, {report.seconds:.1f} s",
         markup=False,
     )
+    if report.ungrounded:
+        err.print(
+            f"{report.ungrounded} statement(s) dropped: under half their words are in the passage they came from",
+            markup=False,
+        )
     for note in report.skipped:
         err.print(f"skipped passage {one_line(note)}; its sentences are indexed", markup=False, soft_wrap=True)
     if report.skipped:

@@ -304,7 +304,8 @@ def _draw_propositions(
                 report.skipped.append(f"{document.entry.source} ({passage.where}): {reply.note}")
                 continue
             drawn.append((passage, reply.statements))
-        made = proposition_document(document, drawn, complete=complete, max_chars=max_chars)
+        made, ungrounded = proposition_document(document, drawn, complete=complete, max_chars=max_chars)
+        report.ungrounded += ungrounded
         if made.sentences or complete:
             writer.add(made)
             report.made += len(made.sentences)

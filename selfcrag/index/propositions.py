@@ -32,6 +32,9 @@ from selfcrag.index.writer import PreparedDocument
 PASSAGE_CHARS = 600
 # Statements kept per passage: a reply listing more is not a decomposition of 600 characters.
 MAX_STATEMENTS = 40
+# Share of a statement's terms its passage (sentences, title, section) must hold: a proposition restates its
+# passage; a statement mostly of other words is the model's own, and indexing it would make it retrievable.
+MIN_GROUNDED = 0.5
 # What a document whose propositions are incomplete records instead of its content hash, so the next run
 # with --propositions decomposes it again.
 _INCOMPLETE = "incomplete:"
@@ -122,6 +125,7 @@ class PropositionReport:
         tokens: Tokens the endpoint reported, prompts and replies.
         seconds: Time spent waiting for the model.
         made: Propositions indexed.
+        ungrounded: Statements dropped: too few of their terms are in the passage they were drawn from.
         skipped: One line per passage skipped (a failed call, a reply that did not parse).
         deferred: Documents left for a later run by the bound on calls.
     """
@@ -132,6 +136,7 @@ class PropositionReport:
     tokens: int = 0
     seconds: float = 0.0
     made: int = 0
+    ungrounded: int = 0
     skipped: list[str] = field(default_factory=list)
     deferred: int = 0
 
@@ -213,7 +218,7 @@ def passages_of(document: PreparedDocument, max_chars: int = PASSAGE_CHARS) -> l
     return passages
 
 
-def link_sources(statement: str, passage: PropositionPassage) -> tuple[int, int]:
+def link_sources(statement: str, passage: PropositionPassage) -> tuple[int, int] | None:
     """The sentences of a passage a statement was drawn from: those sharing at least half as many terms as the best.
 
     Args:
@@ -221,13 +226,15 @@ def link_sources(statement: str, passage: PropositionPassage) -> tuple[int, int]
         passage: The passage it was drawn from.
 
     Returns:
-        Positions of the first and last of those sentences (the whole passage when no term is shared).
+        Positions of the first and last of those sentences; None when under ``MIN_GROUNDED`` of the statement's
+        terms are in the passage (its sentences, title and section): the model wrote it, it did not draw it.
     """
     terms = set(tokenize(statement))
     shared = [len(terms & set(tokenize(sentence.text))) for sentence in passage.sentences]
+    around = set(tokenize(" ".join([passage.title, *passage.section, *(s.text for s in passage.sentences)])))
+    if not terms or len(terms & around) < MIN_GROUNDED * len(terms) or max(shared) == 0:
+        return None
     best = max(shared)
-    if best == 0:
-        return passage.first, passage.last
     linked = [sentence.position for sentence, count in zip(passage.sentences, shared, strict=True) if 2 * count >= best]
     return linked[0], linked[-1]
 
@@ -238,7 +245,7 @@ def proposition_document(
     *,
     complete: bool,
     max_chars: int,
-) -> PreparedDocument:
+) -> tuple[PreparedDocument, int]:
     """The propositions of a document, as the document of points they are indexed as.
 
     Args:
@@ -248,13 +255,15 @@ def proposition_document(
         max_chars: Longest statement the embedder takes (longer ones are cut).
 
     Returns:
-        The propositions' document: one point per distinct statement, numbered from 0.
+        The propositions' document (one point per distinct statement drawn from its passage, numbered from 0),
+        and how many statements were dropped as not drawn from their passage (:func:`link_sources`).
     """
     doc_id = propositions_id(document.entry.doc_id)
     by_position = {s.position: s for s in document.sentences}
     content_hash = document.entry.content_hash if complete else _INCOMPLETE + document.entry.content_hash
     sentences: list[StoredSentence] = []
     tokens: list[list[str]] = []
+    ungrounded = 0
     for passage, statements in drawn:
         seen: set[str] = set()
         for raw in statements[:MAX_STATEMENTS]:
@@ -262,7 +271,11 @@ def proposition_document(
             if not statement or statement in seen:
                 continue
             seen.add(statement)
-            first, last = link_sources(statement, passage)
+            linked = link_sources(statement, passage)
+            if linked is None:
+                ungrounded += 1
+                continue
+            first, last = linked
             start, end = by_position[first].start, by_position[last].end
             proposition = StoredSentence(
                 doc_id=doc_id,
@@ -290,4 +303,4 @@ def proposition_document(
     entry = DocumentEntry(
         doc_id, document.entry.source, document.entry.title, content_hash, len(sentences), sum(map(len, tokens))
     )
-    return PreparedDocument(entry, sentences, tokens)
+    return PreparedDocument(entry, sentences, tokens), ungrounded
