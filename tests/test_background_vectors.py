@@ -1,4 +1,8 @@
-"""The evaluator's background sentences are embedded once per data folder, not once per process."""
+"""The evaluator's background sentences are embedded once, not once per process.
+
+The default embedder's vectors ship with the package; any other embedder's are embedded once per data folder
+and kept there (the tests of the data folder's copies stand in for such an embedder by hiding the shipped ones).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,14 @@ import numpy as np
 import pytest
 
 from selfcrag.graph.context import Context
-from selfcrag.heuristics.background import BACKGROUND_SENTENCES, CACHE_DIR, background_cache_file
+from selfcrag.heuristics import background
+from selfcrag.heuristics.background import (
+    BACKGROUND_SENTENCES,
+    CACHE_DIR,
+    SHIPPED_DIR,
+    background_cache_file,
+    background_vectors,
+)
 from selfcrag.heuristics.evaluator import OfflineEvaluator
 from selfcrag.index.embed import Embedder
 from selfcrag.search.retriever import Retriever
@@ -47,11 +58,18 @@ class MakesADirectory:
 
 
 @pytest.fixture
-def data_dir(kb_dir: Path, tmp_path: Path) -> Path:
+def fresh_dir(kb_dir: Path, tmp_path: Path) -> Path:
     """A private copy of the sample index without cached vectors (other tests' processes may have left some)."""
     copy = tmp_path / "data"
     shutil.copytree(kb_dir, copy, ignore=lambda folder, _: [CACHE_DIR] if Path(folder) == kb_dir else [])
     return copy
+
+
+@pytest.fixture
+def data_dir(fresh_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh copy of the index, with the shipped vectors out of sight: an embedder that has none shipped."""
+    monkeypatch.setattr(background, "SHIPPED_DIR", tmp_path / "nothing shipped")
+    return fresh_dir
 
 
 def dense_scale_of(data_dir: Path) -> tuple[float, float, CountingEmbedder]:
@@ -128,3 +146,21 @@ def test_vectors_of_another_embedder_version_are_not_used(data_dir: Path) -> Non
             retriever.embedder.version = kept
     assert current != other and current.exists() and not other.exists()
     assert first[2].passages == len(sentences)
+
+
+def test_the_shipped_vectors_are_the_default_embedders(retriever: Retriever) -> None:
+    # Made by scripts/ship_background_vectors.py; a new version of the embedder needs them made again.
+    embedder = retriever.embedder
+    for language, sentences in BACKGROUND_SENTENCES.items():
+        path = background_cache_file(SHIPPED_DIR, embedder, sentences)
+        assert path.exists(), f"no shipped {language} vectors for {embedder.name} {embedder.version}: run the script"
+        shipped = np.load(path, allow_pickle=False)
+        assert shipped.dtype == np.float32
+        assert np.abs(shipped - background_vectors(embedder, sentences)).max() < 1e-4
+
+
+def test_a_new_data_folder_embeds_no_background_sentence_and_keeps_no_copy(fresh_dir: Path) -> None:
+    floor, ceiling, counting = dense_scale_of(fresh_dir)
+    assert counting.passages == 0 and counting.questions == 1  # the question itself, nothing else
+    assert not (fresh_dir / CACHE_DIR).exists()
+    assert 0.0 < floor < ceiling <= 1.0

@@ -12,9 +12,12 @@ both languages.
 
 Their vectors are the same in every process that uses the same embedder, and
 embedding them (48 sentences, twice) cost about 1.3 s of CPU on each ``ask``
-with the default model: :func:`remembered_background` keeps them in the data
-folder (``cache/``), as a NumPy array (never a pickle), named by a digest of
-the embedder's name and version and of the sentences, and checked when read.
+with the default model: :func:`remembered_background` reads them from the
+copies shipped with the package for the default embedder (``vectors/``, made
+by ``scripts/ship_background_vectors.py``), else from the data folder
+(``cache/``), where any other embedder's are kept after its first use. Each is
+a NumPy array (never a pickle), named by a digest of the embedder's name and
+version and of the sentences, and checked when read.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import numpy as np
 from selfcrag.index.embed import Embedder
 
 CACHE_DIR = "cache"
+# The default embedder's vectors, made once and shipped: a new data folder's first question embeds none of them.
+SHIPPED_DIR = Path(__file__).resolve().parent / "vectors"
 
 BACKGROUND_SENTENCES: dict[str, tuple[str, ...]] = {
     "en": (
@@ -137,7 +142,7 @@ def _read_vectors(path: Path, shape: tuple[int, int, int]) -> np.ndarray | None:
     return vectors
 
 
-def _write_vectors(path: Path, vectors: np.ndarray) -> None:
+def write_vectors(path: Path, vectors: np.ndarray) -> None:
     """Store vectors atomically; a folder that cannot be written leaves nothing behind."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -152,9 +157,9 @@ def _write_vectors(path: Path, vectors: np.ndarray) -> None:
 def remembered_background(embedder: Embedder, sentences: Sequence[str], folder: Path | None) -> Embedder:
     """An embedder that knows the vectors of the background sentences without embedding them again.
 
-    The vectors (as passages and as questions) are read from ``folder`` when a valid copy is there;
-    otherwise they are computed and stored for the next process. A damaged, foreign or unreadable
-    file is ignored and replaced.
+    The vectors (as passages and as questions) are read from the shipped copy (``SHIPPED_DIR``) or from
+    ``folder`` when a valid one is there; otherwise they are computed and stored in ``folder`` for the next
+    process. A damaged, foreign or unreadable file is ignored (and in ``folder``, replaced).
 
     Args:
         embedder: The index's embedder.
@@ -165,12 +170,28 @@ def remembered_background(embedder: Embedder, sentences: Sequence[str], folder: 
         An embedder answering for ``sentences`` from the stored vectors (and for any other text from ``embedder``).
     """
     sentences = list(sentences)
+    shape = (2, len(sentences), embedder.dim)
+    vectors = _read_vectors(background_cache_file(SHIPPED_DIR, embedder, sentences), shape)
     path = background_cache_file(folder, embedder, sentences) if folder is not None else None
-    vectors = _read_vectors(path, (2, len(sentences), embedder.dim)) if path is not None else None
+    if vectors is None and path is not None:
+        vectors = _read_vectors(path, shape)
     if vectors is None:
-        passages = np.asarray(embedder.embed_passages(sentences), dtype=np.float32)
-        questions = np.stack([np.asarray(embedder.embed_question(s), dtype=np.float32) for s in sentences])
-        vectors = np.stack([passages, questions])
+        vectors = background_vectors(embedder, sentences)
         if path is not None:
-            _write_vectors(path, vectors)
+            write_vectors(path, vectors)
     return _RememberedBackground(embedder, sentences, vectors)
+
+
+def background_vectors(embedder: Embedder, sentences: Sequence[str]) -> np.ndarray:
+    """Embed background sentences as passages and as questions.
+
+    Args:
+        embedder: The embedder.
+        sentences: The sentences.
+
+    Returns:
+        float32 vectors of shape (2, sentences, dim): as passages, then as questions.
+    """
+    passages = np.asarray(embedder.embed_passages(sentences), dtype=np.float32)
+    questions = np.stack([np.asarray(embedder.embed_question(s), dtype=np.float32) for s in sentences])
+    return np.stack([passages, questions])
