@@ -230,8 +230,9 @@ def link_sources(statement: str, passage: PropositionPassage) -> tuple[int, int]
         terms are in the passage (its sentences, title and section): the model wrote it, it did not draw it.
     """
     terms = set(tokenize(statement))
-    shared = [len(terms & set(tokenize(sentence.text))) for sentence in passage.sentences]
-    around = set(tokenize(" ".join([passage.title, *passage.section, *(s.text for s in passage.sentences)])))
+    sentence_terms = [set(tokenize(sentence.text)) for sentence in passage.sentences]
+    shared = [len(terms & these) for these in sentence_terms]
+    around = set(tokenize(" ".join([passage.title, *passage.section]))).union(*sentence_terms)
     if not terms or len(terms & around) < MIN_GROUNDED * len(terms) or max(shared) == 0:
         return None
     best = max(shared)
