@@ -29,9 +29,7 @@ def brute_force(retriever: Retriever, question: str, k: int) -> list[tuple[str, 
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_exact_search_finds_the_brute_force_top_50(retriever: Retriever, question: str) -> None:
     expected = brute_force(retriever, question, 50)
-    lists = retriever.index.search(
-        retriever.embedder.embed_question(question), None, candidates=50, limit=50, rrf_k=60, dense_search=EXACT
-    )
+    lists = retriever.index.search(retriever.embedder.embed_question(question), None, candidates=50, dense_search=EXACT)
     assert [score for _, score in lists.dense] == pytest.approx([score for _, score in expected], abs=1e-4)
     # The same sentences, up to the order of equal scores.
     by_id = dict(expected)

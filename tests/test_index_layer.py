@@ -24,6 +24,7 @@ from selfcrag.index.reader import IndexReader
 from selfcrag.index.sparse import document_vector, query_vector, reweight, term_id
 from selfcrag.index.tokenize import tokenize
 from selfcrag.index.writer import IndexWriter, ServerTarget, prepare_document
+from selfcrag.search.retriever import RetrievalConfig, fuse
 
 DOCS = {
     "refunds": "# 退款政策\n\n退款在七个工作日内到账。超过期限请联系客服。\n\n## 例外\n\n定制商品不退款。",
@@ -73,7 +74,7 @@ def test_sparse_scores_in_edge_equal_lucene_bm25(tmp_path: Path, embedder):
         bm25 = SentenceBM25([tokenize(sentences[i].searchable()) for i in ids])
         for query in ("退款 期限", "audit logs", "差旅费 报销"):
             expected = bm25.scores(tokenize(query))
-            got = dict(reader.search(None, query_vector(tokenize(query)), candidates=50, limit=50, rrf_k=60).sparse)
+            got = dict(reader.search(None, query_vector(tokenize(query)), candidates=50).sparse)
             for row, pid in enumerate(ids):
                 assert got.get(pid, 0.0) == pytest.approx(float(expected[row]), rel=1e-4, abs=1e-5)
 
@@ -93,19 +94,32 @@ def test_neighbours_are_fetched_by_computed_ids_and_rebuild_the_text(tmp_path: P
         assert ordered[audit.section_first].section == audit.section
 
 
-def test_hybrid_search_returns_both_lists_and_the_engine_fusion(tmp_path: Path, embedder):
+def test_hybrid_search_returns_both_lists_fused_by_rrf(tmp_path: Path, embedder):
     _build(tmp_path, embedder)
     query = "how long are audit logs kept"
     with IndexReader(tmp_path) as reader:
-        lists = reader.search(
-            embedder.embed_question(query), query_vector(tokenize(query)), candidates=10, limit=5, rrf_k=60
-        )
-        best = reader.by_point_ids([lists.fused[0][0]])[lists.fused[0][0]]
-    assert lists.dense and lists.sparse and len(lists.fused) == 5
+        lists = reader.search(embedder.embed_question(query), query_vector(tokenize(query)), candidates=10)
+        hits = fuse(lists, RetrievalConfig(top_k=5, window=1, rrf_k=60))
+        best = reader.by_point_ids([hits[0].point_id])[hits[0].point_id]
+    assert lists.dense and lists.sparse
     assert "Audit logs are kept for one year" in best.text
     # RRF with the usual k = 60 and ranks from 1: a sentence first in both lists scores 2 / 61.
     if lists.dense[0][0] == lists.sparse[0][0]:
-        assert lists.fused[0][1] == pytest.approx(1 / 61 + 0.9999 / 61, rel=1e-4)
+        assert hits[0].score == pytest.approx(2 / 61)
+        assert (hits[0].dense_rank, hits[0].bm25_rank) == (1, 1)
+
+
+def test_equal_scores_come_in_point_id_order_whatever_order_the_documents_were_added(tmp_path: Path, embedder):
+    # Four documents of one sentence each that BM25 scores alike for the query: same length, same terms.
+    docs = {name: f"The {name} backup runs nightly." for name in ("alpha", "bravo", "charlie", "delta")}
+    orders = []
+    for folder, names in (("one", sorted(docs)), ("two", sorted(docs, reverse=True))):
+        _build(tmp_path / folder, embedder, {name: docs[name] for name in names})
+        with IndexReader(tmp_path / folder) as reader:
+            lists = reader.search(None, query_vector(tokenize("backup nightly")), candidates=10)
+        assert len(lists.sparse) == 4 and len({score for _, score in lists.sparse}) == 1
+        orders.append([pid for pid, _ in lists.sparse])
+    assert orders[0] == orders[1] == sorted(orders[0])
 
 
 def test_an_open_reader_keeps_its_generation_and_sees_the_next_one_on_refresh(tmp_path: Path, embedder):
@@ -252,10 +266,8 @@ def test_the_server_path_uses_the_same_schema_through_qdrant_client(tmp_path: Pa
     _build(tmp_path, embedder, server=target)
     query = "差旅费 报销"
     with IndexReader(tmp_path, server=target) as reader:
-        lists = reader.search(
-            embedder.embed_question(query), query_vector(tokenize(query)), candidates=10, limit=5, rrf_k=60
-        )
-        assert lists.fused and lists.sparse and lists.dense
+        lists = reader.search(embedder.embed_question(query), query_vector(tokenize(query)), candidates=10)
+        assert lists.sparse and lists.dense
         best = reader.by_point_ids([lists.sparse[0][0]])[lists.sparse[0][0]]
         assert best.doc_id == "travel"
         assert reader.point_count() == reader.sentence_count()

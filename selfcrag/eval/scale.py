@@ -17,9 +17,9 @@ For each size the benchmark
 3. starts a fresh search process on that folder: the time until it is ready
    (reader open, tokenizer and embedder loaded) and its peak RSS after the
    timed queries;
-4. times sparse (BM25), dense and hybrid (both lists and the engine's RRF, one
-   request) searches for held-back queries, with the query vectors computed
-   beforehand: latency without query embedding;
+4. times sparse (BM25), dense and hybrid (both lists, one request) searches
+   for held-back queries, with the query vectors computed beforehand: latency
+   without query embedding;
 5. times rank-bm25's ``get_scores`` on the same query tokens over the same
    sentences' tokens (at sizes up to ``--bm25-max``), the reference the index replaced;
 6. starts another fresh process right after the search process closed the
@@ -288,7 +288,7 @@ def search_child(data_dir: Path, queries_file: Path, embedder_name: str, repeat:
         for vector, terms in zip(vectors, sparse, strict=True):
             for mode, (d, s) in {"sparse": (None, terms), "dense": (vector, None), "hybrid": (vector, terms)}.items():
                 t = time.perf_counter()
-                reader.search(d, s, candidates=50, limit=50, rrf_k=60)
+                reader.search(d, s, candidates=50)
                 timings[mode].append((time.perf_counter() - t) * 1000)
     # Peak RSS before closing: a reader's close maps the index's cached pages once more, so that the engine
     # cannot drop them from the page cache (no new memory, but RSS counts those pages twice meanwhile).
@@ -313,7 +313,7 @@ def cold_child(data_dir: Path, queries_file: Path) -> dict[str, object]:
     timings = []
     for vector, terms in queries:
         t = time.perf_counter()
-        reader.search(vector, terms, candidates=50, limit=50, rrf_k=60)
+        reader.search(vector, terms, candidates=50)
         timings.append((time.perf_counter() - t) * 1000)
     reader.close()
     return {"timings": timings, "resident_mb": resident / 2**20}
@@ -354,7 +354,7 @@ def recall_child(data_dir: Path, queries_file: Path) -> dict[str, object]:
                 found[name], timings[name] = [], []
                 for vector in vectors:
                     t = time.perf_counter()
-                    lists = reader.search(vector, None, candidates=50, limit=50, rrf_k=60, dense_search=way)
+                    lists = reader.search(vector, None, candidates=50, dense_search=way)
                     timings[name].append((time.perf_counter() - t) * 1000)
                     found[name].append(lists.dense)
     result: dict[str, dict[str, float]] = {}

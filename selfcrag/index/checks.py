@@ -46,7 +46,7 @@ def find_damage(store: SentenceStore, manifest: Manifest, *, searches: bool = Fa
     point = next(iter(found.values()))
     if point.dense is None or not all(math.isfinite(x) for x in point.dense.tolist()):
         return "a stored vector is unreadable"
-    lists = store.search(point.dense, point.sparse, candidates=10, limit=10, rrf_k=60)
+    lists = store.search(point.dense, point.sparse, candidates=10)
     # Any sentence's own vector is its own best match (a duplicate sentence ties with it).
     if not lists.dense or lists.dense[0][1] < 0.99:
         return "the dense index does not find a stored sentence"

@@ -214,24 +214,13 @@ class IndexReader:
         sparse: SparseVector | None,
         *,
         candidates: int,
-        limit: int,
-        rrf_k: int,
-        weights: tuple[float, float] = (1.0, 1.0),
         dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
         """Rank sentences (see :meth:`SentenceStore.search`)."""
         store = self.store
         assert store is not None
         with self._engine_failures():
-            return store.search(
-                dense,
-                sparse,
-                candidates=candidates,
-                limit=limit,
-                rrf_k=rrf_k,
-                weights=weights,
-                dense_search=dense_search,
-            )
+            return store.search(dense, sparse, candidates=candidates, dense_search=dense_search)
 
     def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
         """Fetch sentences by ``(doc_id, position)`` (retrieve by computed id); those that do not exist are absent."""

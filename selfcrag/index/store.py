@@ -1,8 +1,8 @@
 """Where the points live: Qdrant Edge in-process, or a Qdrant server through qdrant-client.
 
 Both stores take the same points (:mod:`selfcrag.index.points`) and answer the
-same three calls: ``search`` (dense, sparse, or both fused by the engine's RRF
-in one request), ``retrieve`` (points by computed id) and ``count``.
+same three calls: ``search`` (the dense list, the sparse list, or both in one
+request), ``retrieve`` (points by computed id) and ``count``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,14 +26,6 @@ from selfcrag.index import generations, page_cache
 from selfcrag.index.points import DENSE, SPARSE, SentencePoint, StoredSentence
 from selfcrag.index.shard_files import mirror_shard
 from selfcrag.index.sparse import SparseVector
-
-# Ties of two sentences under equal weights are broken by the engine in no
-# fixed order; a hair less weight on BM25 makes the dense list win ties, which
-# is also how the client-side RRF of search/fusion.py breaks them.
-TIE_BREAK = 0.9999
-# The engine scores a list's first hit 1 / k (it adds the rank counted from 0):
-# k + 1 gives the usual 1 / (k + rank) with ranks from 1. Measured on Edge 0.9.0
-# and qdrant-client's local mode; tests/test_index_layer.py checks it.
 
 
 @dataclass(frozen=True)
@@ -113,14 +105,22 @@ class SearchLists:
     """What one search request returns.
 
     Attributes:
-        fused: ``(point_id, score)`` of the engine's fusion (hybrid), best first.
         dense: ``(point_id, cosine)``, best first.
         sparse: ``(point_id, bm25)``, best first.
     """
 
-    fused: list[tuple[str, float]] = field(default_factory=list)
     dense: list[tuple[str, float]] = field(default_factory=list)
     sparse: list[tuple[str, float]] = field(default_factory=list)
+
+
+def ranked(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """A list best first, equal scores in point id order.
+
+    The engine breaks ties in its own internal order, which differs between two builds of the same documents
+    (BM25 ties often: two sentences of one length matching the same terms). Fixing the order keeps a search, and
+    everything graded from it, the same on every build.
+    """
+    return sorted(scored, key=lambda hit: (-hit[1], hit[0]))
 
 
 @dataclass
@@ -165,24 +165,18 @@ class SentenceStore:
         sparse: SparseVector | None,
         *,
         candidates: int,
-        limit: int,
-        rrf_k: int,
-        weights: tuple[float, float] = (1.0, 1.0),
         dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
-        """Rank sentences by the dense vector, the sparse vector, or both fused with RRF.
+        """Rank sentences by the dense vector, the sparse vector, or both (one request); fusing is the caller's.
 
         Args:
             dense: The query embedding, or None.
             sparse: The query's BM25 terms, or None.
             candidates: Sentences each list ranks.
-            limit: Sentences the fused list keeps.
-            rrf_k: The usual RRF constant (ranks from 1).
-            weights: Weights of the dense and sparse lists in RRF.
             dense_search: Approximate (HNSW, int8, rescored) or exact dense search.
 
         Returns:
-            The fused list (when both are given) and each list.
+            Each list asked for, ties in point id order (:func:`ranked`).
         """
         raise NotImplementedError
 
@@ -541,9 +535,6 @@ class EdgeStore(SentenceStore):
         sparse: SparseVector | None,
         *,
         candidates: int,
-        limit: int,
-        rrf_k: int,
-        weights: tuple[float, float] = (1.0, 1.0),
         dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
         qe = self._qe
@@ -559,31 +550,16 @@ class EdgeStore(SentenceStore):
             requests.append(qe.QueryRequest(limit=candidates, query=dense_query, params=params, with_payload=False))
         if sparse_query is not None:
             requests.append(qe.QueryRequest(limit=candidates, query=sparse_query, with_payload=False))
-        if dense_query is not None and sparse_query is not None:
-            fusion = qe.Fusion.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])
-            requests.append(
-                qe.QueryRequest(
-                    limit=limit,
-                    query=fusion,
-                    with_payload=False,
-                    prefetches=[
-                        qe.Prefetch(limit=candidates, query=dense_query, params=params),
-                        qe.Prefetch(limit=candidates, query=sparse_query),
-                    ],
-                )
-            )
         if not requests:
             return SearchLists()
         with _engine(reading=True):
             answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
-            lists = [[(_uuid_str(p.id), float(p.score)) for p in answer] for answer in answers]
+            lists = [ranked((_uuid_str(p.id), float(p.score)) for p in answer) for answer in answers]
         result = SearchLists()
         if dense_query is not None:
             result.dense = lists.pop(0)
         if sparse_query is not None:
             result.sparse = lists.pop(0)
-        if lists:
-            result.fused = lists.pop(0)
         return result
 
     def flush(self) -> None:  # noqa: D102
@@ -759,9 +735,6 @@ class ServerStore(SentenceStore):
         sparse: SparseVector | None,
         *,
         candidates: int,
-        limit: int,
-        rrf_k: int,
-        weights: tuple[float, float] = (1.0, 1.0),
         dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
         from qdrant_client import models
@@ -778,29 +751,15 @@ class ServerStore(SentenceStore):
             requests.append(models.QueryRequest(query=dense_query, using=DENSE, limit=candidates, params=search_params))
         if sparse_query is not None:
             requests.append(models.QueryRequest(query=sparse_query, using=SPARSE, limit=candidates))
-        if dense_query is not None and sparse_query is not None:
-            requests.append(
-                models.QueryRequest(
-                    prefetch=[
-                        models.Prefetch(query=dense_query, using=DENSE, limit=candidates, params=search_params),
-                        models.Prefetch(query=sparse_query, using=SPARSE, limit=candidates),
-                    ],
-                    query=models.RrfQuery(rrf=models.Rrf(k=rrf_k + 1, weights=[weights[0], weights[1] * TIE_BREAK])),
-                    limit=limit,
-                )
-            )
         if not requests:
             return SearchLists()
-        # One request carries the fused query and the two lists it fuses.
         answers = self.client.query_batch_points(self.collection, requests=requests)
-        lists = [[(_uuid_str(p.id), float(p.score)) for p in answer.points] for answer in answers]
+        lists = [ranked((_uuid_str(p.id), float(p.score)) for p in answer.points) for answer in answers]
         result = SearchLists()
         if dense_query is not None:
             result.dense = lists.pop(0)
         if sparse_query is not None:
             result.sparse = lists.pop(0)
-        if lists:
-            result.fused = lists.pop(0)
         return result
 
     def close(self) -> None:  # noqa: D102

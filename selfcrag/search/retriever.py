@@ -116,8 +116,8 @@ class Retriever:
     def search(self, query: str, config: RetrievalConfig | None = None) -> SearchResult:
         """Retrieve the best passages for a query.
 
-        Hybrid search is one request to the engine: the dense and BM25 lists
-        and their Reciprocal Rank Fusion, computed by Qdrant.
+        Hybrid search is one request to the engine for the dense and BM25
+        lists, fused here by Reciprocal Rank Fusion (:func:`fuse`).
 
         Args:
             query: The question or search words.
@@ -150,9 +150,6 @@ class Retriever:
             dense,
             sparse,
             candidates=config.candidates,
-            limit=2 * config.candidates,
-            rrf_k=config.rrf_k,
-            weights=(config.dense_weight, config.bm25_weight),
             dense_search=EXACT if config.dense_search == "exact" else APPROXIMATE,
         )
         lap("search")
@@ -247,8 +244,8 @@ class ScoredHit:
 def fuse(lists: SearchLists, config: RetrievalConfig) -> list[ScoredHit]:
     """Rank the sentences of one search, with each retriever's rank and score.
 
-    The engine's RRF is used as it is when it ran (hybrid search); weighted
-    fusion, and a search with one list only, fuse here.
+    The engine returns each list, ties in a fixed order; they are fused here, so
+    that one implementation of RRF serves every engine.
 
     Args:
         lists: The engine's answer.
@@ -259,9 +256,7 @@ def fuse(lists: SearchLists, config: RetrievalConfig) -> list[ScoredHit]:
     """
     dense_rank = {pid: (rank, score) for rank, (pid, score) in enumerate(lists.dense, 1)}
     bm25_rank = {pid: (rank, score) for rank, (pid, score) in enumerate(lists.sparse, 1)}
-    if config.fusion == "rrf" and lists.fused:
-        fused = lists.fused
-    elif config.fusion == "rrf":
+    if config.fusion == "rrf":
         fused = reciprocal_rank_fusion(
             [[p for p, _ in lists.dense], [p for p, _ in lists.sparse]],
             k=config.rrf_k,
