@@ -147,6 +147,8 @@ HOSTILE = [
     'See [the guide](http://evil.example/?q=1 "t") and ![x][ref] then <img src=http://e/x> and <think>no</think>done.',
     f"中文回答！[1] 密钥 {KEY}，链接 ![图](http://e/图) 结束。\n[ref]: http://evil.example\n"
     "最后一行 Bearer abcdefgh12345678",
+    # A reference definition whose address comes on a later line, and an indented one.
+    'See [the guide][g].\n[g]:\n\n  http://evil.example/?k=1 "t"\nthen [more][m] here.\n   [m]: http://e/m\nEnd.',
 ]
 
 
@@ -160,6 +162,22 @@ def test_however_a_reply_is_cut_into_pieces_the_stream_shows_what_the_final_chec
     shown += stream.flush()
     assert shown == checked_answer(strip_think(text))
     assert KEY not in shown and "![" not in shown and "http://e/" not in shown
+
+
+@pytest.mark.parametrize("text", HOSTILE[1:], ids=["markdown", "chinese", "reference-definitions"])
+def test_every_cut_into_two_or_three_pieces_shows_what_the_final_check_keeps(text: str, monkeypatch_key: None) -> None:
+    # Exhaustive where the property test samples: a piece may end anywhere, e.g. just before a line break.
+    final = checked_answer(strip_think(text))
+    for first, second in itertools.combinations_with_replacement(range(len(text) + 1), 2):
+        stream = CheckedStream(limit=MAX_REPLY_CHARS)
+        shown = stream.feed(text[:first]) + stream.feed(text[first:second]) + stream.feed(text[second:])
+        assert shown + stream.flush() == final, (first, second)
+
+
+def test_a_redacted_key_does_not_become_a_link_target(monkeypatch_key: None) -> None:
+    # "[redacted]" at a line's start, before ": url", would define where [text][redacted] points.
+    checked = checked_answer(f"See [the docs][redacted].\n{KEY}: http://evil.example/\nEnd.")
+    assert "evil.example" not in checked and checked.endswith("End."), checked
 
 
 def test_nothing_past_the_limit_is_shown() -> None:

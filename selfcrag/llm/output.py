@@ -22,8 +22,9 @@ _IMAGE = re.compile(r"!\[([^\]\n]*)\]\s*(?:\([^)\n]*\)|\[[^\]\n]*\])")
 _HTML_IMAGE = re.compile(r"<img\b[^>]*>?", re.IGNORECASE)
 # [text](url "title"): a link; kept as text with its address.
 _LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'][^)\n]*[\"'])?\s*\)")
-# [ref]: url, a reference definition that would give [text][ref] or ![alt][ref] its target.
-_REFERENCE = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s*\S+.*$", re.MULTILINE)
+# [ref]: url, a reference definition that would give [text][ref] or ![alt][ref] its target. Indented by spaces or
+# tabs only: a newline before it is not part of it (else the result depends on where a streamed piece began).
+_REFERENCE = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:\s*\S+.*$", re.MULTILINE)
 
 
 def plain_links(text: str) -> str:
@@ -51,19 +52,26 @@ def checked_answer(text: str) -> str:
     Returns:
         The answer to use.
     """
-    return redact(plain_links(text))
+    return plain_links(redact(text))  # redacted first: "[redacted]" must not become a link target
 
 
 # Characters a credential is written with (keys, tokens): a piece of text may end inside one.
 _CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9._~+/=\-]*\Z")
+_CREDENTIAL_CHAR = re.compile(r"[A-Za-z0-9._~+/=\-]")
 # A "Bearer" whose token has not arrived yet.
 _BEARER_AT_END = re.compile(r"(?i:bearer)\s*\Z")
 # A bracket construct that is over: [text] followed by anything but ( or [, [text](...) or [text][ref].
 _CLOSED_BRACKET = re.compile(r"\[[^\]\n]*\](?:[^(\[\n]|\([^)\n]*\)|\[[^\]\n]*\])")
+# An image that is over: ![alt], then (after any white space) its (url) or [ref], or something that starts neither.
+_CLOSED_IMAGE = re.compile(r"!\[[^\]\n]*\](?:\s*(?:\([^)\n]*\)|\[[^\]\n]*\])|\s*[^\s(\[])")
+# An image's ![alt] followed by nothing but white space so far.
+_IMAGE_BEFORE_SPACE = re.compile(r"!\[[^\]\n]*\]\s*\Z")
 # A tag (<img ...) still open at the end.
 _OPEN_TAG = re.compile(r"<(?:[A-Za-z/][^>]*)?\Z")
-# A line that may be a reference definition ([ref]: url), which the check removes whole.
-_REFERENCE_START = re.compile(r"\s{0,3}\[")
+# A line that may be a reference definition ([ref]: url), which the check removes whole: its indent may be all so far.
+_REFERENCE_START = re.compile(r"[ \t]{0,3}(?:\[|\Z)")
+# A reference definition whose address has not arrived: it may come on a later line ([ref]:\n  url).
+_OPEN_REFERENCE = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:\s*\Z", re.MULTILINE)
 
 
 class CheckedStream:
@@ -88,6 +96,7 @@ class CheckedStream:
         self._limit = limit
         self._think = ThinkFilter()
         self._pending = ""
+        self._before = ""  # the last characters shown: the context the next stretch is checked in
         self.received = 0
 
     @property
@@ -112,7 +121,7 @@ class CheckedStream:
         self._pending += visible
         settled = _settled_length(self._pending)
         shown, self._pending = self._pending[:settled], self._pending[settled:]
-        return self._check(shown) if shown else ""
+        return self._checked(shown)
 
     def flush(self) -> str:
         """Show what was held back, once the reply is complete.
@@ -123,7 +132,22 @@ class CheckedStream:
         held = self._think.flush()
         self.received += len(held)
         rest, self._pending = self._pending + held, ""
-        return self._check(rest) if rest and not self.over_limit else ""
+        return self._checked(rest) if not self.over_limit else ""
+
+    def _checked(self, stretch: str) -> str:
+        """Check a settled stretch where it stands: after the characters shown before it.
+
+        Checked alone, a stretch that starts inside a line would look like the start of one (a ``[ref]: url``
+        line, indented by up to three spaces, is removed only there): four characters before it tell.
+        """
+        if not stretch:
+            return ""
+        before, self._before = self._before, (self._before + stretch)[-4:]
+        if before:
+            checked = self._check(before + stretch)
+            if checked.startswith(before):
+                return checked[len(before) :]
+        return self._check(stretch)
 
 
 def _settled_length(text: str) -> int:
@@ -141,13 +165,29 @@ def _settled_length(text: str) -> int:
     line_start = text.rfind("\n", 0, end) + 1
     if _REFERENCE_START.match(text, line_start):
         end = line_start
-    for opening in (m.start() for m in re.finditer(r"\[", text[line_start:end])):
-        at = line_start + opening
-        if not _CLOSED_BRACKET.match(text, at):
-            end = at - 1 if at > 0 and text[at - 1] == "!" else at
+    if opened := _OPEN_REFERENCE.search(text, 0, line_start):
+        end = line_start = opened.start()
+    # Brackets are looked at on the last line, and from an image on an earlier line that nothing but white space
+    # has followed yet: its (url) or [ref] may still come.
+    scan_from = line_start
+    if pending := _IMAGE_BEFORE_SPACE.search(text, 0, line_start):
+        scan_from = pending.start()
+    past = 0  # brackets before this belong to an image already settled
+    for opening in (m.start() for m in re.finditer(r"\[", text[scan_from:end])):
+        at = scan_from + opening
+        if at < past:
+            continue
+        if at > 0 and text[at - 1] == "!":
+            image = _CLOSED_IMAGE.match(text, at - 1)
+            if image is None or image.end() > end:  # open, or over only past what can be shown now
+                end = at - 1
+                break
+            past = image.end()
+        elif not (bracket := _CLOSED_BRACKET.match(text, at)) or bracket.end() > end:
+            end = at
             break
-    if _OPEN_TAG.search(text, 0, end):
-        end = text.rfind("<", 0, end)
+    if tag := _OPEN_TAG.search(text, 0, end):  # the first tag still open: a later "<" is inside it
+        end = tag.start()
     secrets = secret_values()
     moved = True
     while moved:
@@ -159,4 +199,12 @@ def _settled_length(text: str) -> int:
                 if text[end - size : end] == secret[:size]:
                     end, moved = end - size, True
                     break
+        # Never inside a word a credential is written with: a key is redacted whole, whatever it runs into.
+        word = _CREDENTIAL_CHARS.search(text, 0, end).start()  # type: ignore[union-attr]
+        if word < end < len(text) and _CREDENTIAL_CHAR.match(text, end):
+            end, moved = word, True
+        # Never inside a line that may be a reference definition: the check removes such a line whole.
+        line = text.rfind("\n", 0, end) + 1
+        if line < end < len(text) and text[end] != "\n" and _REFERENCE_START.match(text, line):
+            end, moved = line, True
     return end
