@@ -1,4 +1,5 @@
-"""LangGraph Studio's server: ``langgraph dev`` serves the graph offline, and langgraph-sdk can use it.
+"""LangGraph Studio's server: ``selfcrag studio`` (``langgraph dev``) serves the graph offline, and langgraph-sdk
+can use it.
 
 Eight runs sent at once (the questions of ``test_concurrency``) must all answer correctly.
 
@@ -8,8 +9,8 @@ open a data directory, so it gets a copy of the test session's index.
 
 from __future__ import annotations
 
-import json
 import os
+import pickle
 import shutil
 import signal
 import socket
@@ -28,6 +29,27 @@ from test_concurrency import QUESTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_SECONDS = 90
+# Where the dev server's in-memory runtime keeps pickles of its threads and runs, in its working directory.
+PICKLED_STORE = (".langgraph_ops.pckl", ".langgraph_retry_counter.pckl", ".langgraph_checkpoint.1.pckl")
+
+
+class _Planted:
+    """A pickle that, once loaded, leaves a file behind: what a planted one could run instead."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.touch, (self.marker,))
+
+
+def plant_pickles(workdir: Path) -> Path:
+    """Put a pickle that runs code where the dev server would load its store from; return the file it makes."""
+    marker = workdir / "planted-pickle-ran"
+    (workdir / ".langgraph_api").mkdir()
+    for name in PICKLED_STORE:
+        (workdir / ".langgraph_api" / name).write_bytes(pickle.dumps(_Planted(marker)))
+    return marker
 
 
 def _free_port() -> int:
@@ -37,7 +59,8 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def studio_url(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def studio(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The dev server's address, and the file a planted pickle in its working folder would make."""
     # The venv may not be on PATH (CI calls .venv/bin/python): look beside this interpreter first.
     langgraph = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which("langgraph")
     if langgraph is None:
@@ -46,27 +69,25 @@ def studio_url(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     shutil.copytree(kb_dir, data_dir, ignore=shutil.ignore_patterns(".lock", "*.lock"))
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(SELFCRAG_DATA_DIR=str(data_dir), LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false")
-    # The server keeps its store in .langgraph_api/ under its working directory and resolves the
-    # config's paths from there: run it in a scratch folder on the project's config, paths made absolute.
+    env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false")
+    # `selfcrag studio` is started in a folder where pickles of the dev server's store were planted: the
+    # server must run elsewhere, on the project's graph, and serve the index named by --data-dir.
     workdir = tmp_path_factory.mktemp("studio-run")
-    config = json.loads((ROOT / "langgraph.json").read_text())
-    config["dependencies"] = [str((ROOT / d).resolve()) for d in config["dependencies"]]
-    config["graphs"] = {name: str(ROOT / spec.removeprefix("./")) for name, spec in config["graphs"].items()}
-    (workdir / "langgraph.json").write_text(json.dumps(config))
+    marker = plant_pickles(workdir)
     log = (workdir / "server.log").open("w")
     server = subprocess.Popen(
         [
-            langgraph,
-            "dev",
+            sys.executable,
+            "-m",
+            "selfcrag.cli",
+            "studio",
             "--host",
             "127.0.0.1",
             "--port",
             str(port),
             "--no-browser",
-            "--no-reload",
-            "--config",
-            str(workdir / "langgraph.json"),
+            "--data-dir",
+            str(data_dir),
         ],
         cwd=workdir,
         env=env,
@@ -89,7 +110,7 @@ def studio_url(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             if time.monotonic() > deadline:
                 pytest.fail(f"langgraph dev did not start: {Path(log.name).read_text()[-2000:]}")
             time.sleep(0.5)
-        yield url
+        yield url, marker
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -98,6 +119,11 @@ def studio_url(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def studio_url(studio: tuple[str, Path]) -> str:
+    return studio[0]
 
 
 def test_studio_server_answers_a_question_with_citations(studio_url: str) -> None:
@@ -136,3 +162,15 @@ def test_studio_server_answers_eight_questions_sent_at_once(studio_url: str) -> 
         # Answered, or shown as the closest evidence: either way the passage that answers it (issue 19).
         assert state["question"] == question and evidence in state["answer"]
         assert state["status"] in ("answered", "closest_evidence") and state["citations"]
+
+
+def test_a_pickle_planted_where_studio_is_started_is_never_loaded(studio: tuple[str, Path]) -> None:
+    # A bare `langgraph dev` unpickles .langgraph_api/.langgraph_ops.pckl from its folder when it starts, even
+    # with disable_persistence; `selfcrag studio` runs it in a private temporary folder instead.
+    url, marker = studio
+    client = get_sync_client(url=url)
+    thread = client.threads.create()
+    state = client.runs.wait(thread["thread_id"], "selfcrag", input={"question": "How long are application logs kept?"})
+    assert isinstance(state, dict) and "90 days" in state["answer"]
+    assert not marker.exists(), "the dev server ran a planted pickle"
+    assert not list(marker.parent.glob("*.json")), "the server's configuration is not written where it was started"
