@@ -83,9 +83,13 @@ def _fill(disk: Path, leave_kb: int) -> None:
             break  # full
 
 
-@pytest.mark.parametrize("leave_kb", [0, 1024], ids=["no-room-to-start", "room-for-the-copies"])
+# With no room even to start, a document of a few sentences is enough: the copies fail first. With room for
+# the copies, 1,000 sentences (about 3 MB of points, three times the room left) make the engine's writes fail.
+@pytest.mark.parametrize(
+    ("leave_kb", "sentences"), [(0, 3), (1024, 1000)], ids=["no-room-to-start", "room-for-the-copies"]
+)
 def test_an_ingest_that_fills_the_disk_is_one_line_and_the_published_generation_still_answers(
-    small_disk: Path, leave_kb: int
+    small_disk: Path, leave_kb: int, sentences: int
 ):
     kb, data = small_disk / "kb", small_disk / "data"
     _write_kb(kb)
@@ -93,9 +97,8 @@ def test_an_ingest_that_fills_the_disk_is_one_line_and_the_published_generation_
     assert first.returncode == 0, first.stderr
     root = generations.index_root(data)
     published = generations.read_pointer(root)
-    # 1,000 sentences: about 3 MB of points, three times the room left.
     (kb / "big.md").write_text(
-        "# Big\n\n" + " ".join(f"Measurement {i} of the beta line was {i * 7 % 101} units." for i in range(1000)),
+        "# Big\n\n" + " ".join(f"Measurement {i} of the beta line was {i * 7 % 101} units." for i in range(sentences)),
         encoding="utf-8",
     )
     _fill(small_disk, leave_kb)
