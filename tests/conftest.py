@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
-# pytest-xdist runs a worker a core: each worker, and each process it starts, embeds on one OpenMP thread, so
-# the machine is not asked for twice the threads it has. (Results do not depend on it; speed is the benchmarks'.)
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path

