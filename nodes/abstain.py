@@ -24,7 +24,7 @@ from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.heuristics.answerer import table_excerpt
-from selfcrag.heuristics.evaluator import scored_strip
+from selfcrag.heuristics.evaluator import StripSignals, scored_strip
 from selfcrag.heuristics.evidence import closest_evidence
 from selfcrag.heuristics.excerpts import Excerpt, quotes
 from selfcrag.heuristics.strips import passage_strips
@@ -127,9 +127,12 @@ def _scored_items(state: State, passages: list[Passage], runtime: Runtime[Contex
     evaluator = resources.evaluator(runtime.context)
     profile = evaluator.profile(state.question)
     items: list[KnowledgeItem] = []
+    # Passages of several searches overlap: each sentence is measured once.
+    measured: dict[tuple[str, int], StripSignals] = {}
     for passage in sorted(passages, key=lambda p: -state.grades.get(p["id"], 0.0)):
         strips = passage_strips(index, passage["doc_id"], passage["first"], passage["last"])
-        signals = evaluator.measure_strips(profile, strips)
+        new = [s for s in strips if (s.doc_id, s.position) not in measured]
+        measured.update(zip(((s.doc_id, s.position) for s in new), evaluator.measure_strips(profile, new), strict=True))
         items.append(
             KnowledgeItem(
                 n=len(items) + 1,
@@ -141,7 +144,7 @@ def _scored_items(state: State, passages: list[Passage], runtime: Runtime[Contex
                 last=passage["last"],
                 text=defuse_markers(passage["text"]),  # a document's own [n] must not pass for a citation
                 score=state.grades.get(passage["id"], 0.0),
-                strips=[scored_strip(s, measured) for s, measured in zip(strips, signals, strict=True)],
+                strips=[scored_strip(s, measured[(s.doc_id, s.position)]) for s in strips],
             )
         )
     return items

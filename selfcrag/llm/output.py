@@ -55,9 +55,9 @@ def checked_answer(text: str) -> str:
     return plain_links(redact(text))  # redacted first: "[redacted]" must not become a link target
 
 
-# Characters a credential is written with (keys, tokens): a piece of text may end inside one.
-_CREDENTIAL_CHARS = re.compile(r"[A-Za-z0-9._~+/=\-]*\Z")
+# A character a credential is written with (keys, tokens), and a run of them ending a text: a piece may end inside one.
 _CREDENTIAL_CHAR = re.compile(r"[A-Za-z0-9._~+/=\-]")
+_CREDENTIAL_CHARS = re.compile(_CREDENTIAL_CHAR.pattern + r"*\Z")
 # A "Bearer" whose token has not arrived yet.
 _BEARER_AT_END = re.compile(r"(?i:bearer)\s*\Z")
 # A bracket construct that is over: [text] followed by anything but ( or [, [text](...) or [text][ref].
