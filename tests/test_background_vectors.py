@@ -7,24 +7,24 @@ and kept there (the tests of the data folder's copies stand in for such an embed
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from index_files import copy_index
 
 from selfcrag.graph.context import Context
 from selfcrag.heuristics import background
 from selfcrag.heuristics.background import (
     BACKGROUND_SENTENCES,
     CACHE_DIR,
-    SHIPPED_DIR,
     background_cache_file,
     background_vectors,
 )
 from selfcrag.heuristics.evaluator import OfflineEvaluator
 from selfcrag.index.embed import Embedder
+from selfcrag.index.remembered import SHIPPED_DIR
 from selfcrag.search.retriever import Retriever
 
 QUESTION = "How long are access tokens valid?"
@@ -61,7 +61,7 @@ class MakesADirectory:
 def fresh_dir(kb_dir: Path, tmp_path: Path) -> Path:
     """A private copy of the sample index without cached vectors (other tests' processes may have left some)."""
     copy = tmp_path / "data"
-    shutil.copytree(kb_dir, copy, ignore=lambda folder, _: [CACHE_DIR] if Path(folder) == kb_dir else [])
+    copy_index(kb_dir, copy, without=[CACHE_DIR])
     return copy
 
 
@@ -149,7 +149,7 @@ def test_vectors_of_another_embedder_version_are_not_used(data_dir: Path) -> Non
 
 
 def test_the_shipped_vectors_are_the_default_embedders(retriever: Retriever) -> None:
-    # Made by scripts/ship_background_vectors.py; a new version of the embedder needs them made again.
+    # Made by scripts/ship_vectors.py; a new version of the embedder needs them made again.
     embedder = retriever.embedder
     for language, sentences in BACKGROUND_SENTENCES.items():
         path = background_cache_file(SHIPPED_DIR, embedder, sentences)

@@ -29,14 +29,18 @@ def demo(data_dir: DataDir = None) -> None:
     that asks it a question of your own.
     """
     from selfcrag.graph.api import Session
+    from selfcrag.index.embed import load_embedder
     from selfcrag.index.ingest import ingest as run_ingest
+    from selfcrag.index.remembered import with_sample_vectors
 
     with user_errors():
         chosen = data_dir or (None if os.environ.get("SELFCRAG_DATA_DIR") else DEMO_DATA_DIR)
         context = context_for(chosen)
         settings = context.settings()
+        # The sample's sentences embed the same in every process: the default model's vectors ship with selfcrag.
+        embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
         with progress_reporter() as progress:
-            summary = run_ingest([SAMPLE_KB], settings, progress=progress)
+            summary = run_ingest([SAMPLE_KB], settings, progress=progress, embedder=with_sample_vectors(embedder))
         out.print(
             f"indexed {summary.documents} sample documents ({summary.sentences} sentences) into {settings.data_dir}",
             markup=False,

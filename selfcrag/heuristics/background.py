@@ -13,8 +13,8 @@ both languages.
 Their vectors are the same in every process that uses the same embedder, and
 embedding them (48 sentences, twice) cost about 1.3 s of CPU on each ``ask``
 with the default model: :func:`remembered_background` reads them from the
-copies shipped with the package for the default embedder (``vectors/``, made
-by ``scripts/ship_background_vectors.py``), else from the data folder
+copies shipped with the package for the default embedder
+(:mod:`selfcrag.index.remembered`, made by ``scripts/ship_vectors.py``), else from the data folder
 (``cache/``), where any other embedder's are kept after its first use. Each is
 a NumPy array (never a pickle), named by a digest of the embedder's name and
 version and of the sentences, and checked when read.
@@ -23,17 +23,15 @@ version and of the sentences, and checked when read.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from selfcrag.index.embed import Embedder
+from selfcrag.index.remembered import SHIPPED_DIR, RememberedVectors, read_vectors, write_vectors
 
 CACHE_DIR = "cache"
-# The default embedder's vectors, made once and shipped: a new data folder's first question embeds none of them.
-SHIPPED_DIR = Path(__file__).resolve().parent / "vectors"
 
 BACKGROUND_SENTENCES: dict[str, tuple[str, ...]] = {
     "en": (
@@ -91,25 +89,6 @@ BACKGROUND_SENTENCES: dict[str, tuple[str, ...]] = {
 }
 
 
-class _RememberedBackground(Embedder):
-    """Answers for the background sentences from their stored vectors, and asks the embedder about anything else."""
-
-    def __init__(self, embedder: Embedder, sentences: Sequence[str], vectors: np.ndarray) -> None:
-        self.embedder = embedder
-        self.name, self.version, self.dim = embedder.name, embedder.version, embedder.dim
-        self.passages = dict(zip(sentences, vectors[0], strict=True))
-        self.questions = dict(zip(sentences, vectors[1], strict=True))
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
-        if texts and all(t in self.passages for t in texts):
-            return np.stack([self.passages[t] for t in texts])
-        return self.embedder.embed_passages(texts)
-
-    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
-        known = self.questions.get(text)
-        return known if known is not None else self.embedder.embed_question(text)
-
-
 def background_cache_file(folder: Path, embedder: Embedder, sentences: Sequence[str]) -> Path:
     """Where the vectors of some background sentences by an embedder are kept.
 
@@ -123,35 +102,6 @@ def background_cache_file(folder: Path, embedder: Embedder, sentences: Sequence[
     """
     key = "\n".join([embedder.name, embedder.version, str(embedder.dim), *sentences])
     return folder / f"background-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:24]}.npy"
-
-
-def _read_vectors(path: Path, shape: tuple[int, int, int]) -> np.ndarray | None:
-    """Stored vectors of the expected shape, finite and of unit length; None for anything else."""
-    expected = 4 * shape[0] * shape[1] * shape[2]
-    try:
-        if path.stat().st_size > expected + 4096:
-            return None
-        vectors = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        return None
-    if not isinstance(vectors, np.ndarray) or vectors.dtype != np.float32 or vectors.shape != shape:
-        return None
-    norms = np.linalg.norm(vectors, axis=-1)
-    if not np.isfinite(vectors).all() or np.abs(norms - 1.0).max() > 0.01:
-        return None
-    return vectors
-
-
-def write_vectors(path: Path, vectors: np.ndarray) -> None:
-    """Store vectors atomically; a folder that cannot be written leaves nothing behind."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("wb") as handle:
-            np.save(handle, vectors, allow_pickle=False)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
 
 
 def remembered_background(embedder: Embedder, sentences: Sequence[str], folder: Path | None) -> Embedder:
@@ -171,15 +121,17 @@ def remembered_background(embedder: Embedder, sentences: Sequence[str], folder: 
     """
     sentences = list(sentences)
     shape = (2, len(sentences), embedder.dim)
-    vectors = _read_vectors(background_cache_file(SHIPPED_DIR, embedder, sentences), shape)
+    vectors = read_vectors(background_cache_file(SHIPPED_DIR, embedder, sentences), shape)
     path = background_cache_file(folder, embedder, sentences) if folder is not None else None
     if vectors is None and path is not None:
-        vectors = _read_vectors(path, shape)
+        vectors = read_vectors(path, shape)
     if vectors is None:
         vectors = background_vectors(embedder, sentences)
         if path is not None:
             write_vectors(path, vectors)
-    return _RememberedBackground(embedder, sentences, vectors)
+    return RememberedVectors(
+        embedder, dict(zip(sentences, vectors[0], strict=True)), dict(zip(sentences, vectors[1], strict=True))
+    )
 
 
 def background_vectors(embedder: Embedder, sentences: Sequence[str]) -> np.ndarray:

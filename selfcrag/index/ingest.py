@@ -29,7 +29,7 @@ from pathlib import Path
 from selfcrag.errors import EmbeddingServiceError, UserError
 from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, nothing_to_ingest, read_document
 from selfcrag.index import generations
-from selfcrag.index.embed import load_embedder
+from selfcrag.index.embed import Embedder, load_embedder
 from selfcrag.index.engine import open_writer
 from selfcrag.index.points import proposed_from, propositions_id
 from selfcrag.index.propositions import (
@@ -130,6 +130,7 @@ def ingest(
     progress: ProgressCallback | None = None,
     on_wait: Callable[[str], None] | None = None,
     propositions: Propositions | None = None,
+    embedder: Embedder | None = None,
 ) -> IngestSummary:
     """Index files and folders into the data directory.
 
@@ -140,6 +141,8 @@ def ingest(
         progress: Called as ``progress(phase, done, total)``.
         on_wait: Told once when another ingest holds the index and this one waits.
         propositions: Also draw propositions from the documents given (those without current ones).
+        embedder: The embedder of ``settings.embedding_model`` to use, such as one that knows some vectors
+            already (:func:`~selfcrag.index.remembered.with_sample_vectors`); default: that model itself.
 
     Returns:
         What was done, including the files skipped and why.
@@ -154,7 +157,8 @@ def ingest(
     if not files and not prune:  # a typo or a folder of other files: say so, and leave the index alone
         raise UserError(nothing_to_ingest(paths, skipped))
     summary.skipped.extend(skipped)
-    embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
+    if embedder is None:
+        embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
     try:
         with open_writer(settings, embedder, on_wait=on_wait, progress=progress) as writer:
             _remove_legacy(settings.data_dir, summary.notes)
