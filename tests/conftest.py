@@ -6,12 +6,16 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import portalocker
 import pytest
+from index_files import copy_index
 from scripted_openai import Serve, serving
 
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
+from selfcrag.index.embed import load_embedder
 from selfcrag.index.ingest import ingest
+from selfcrag.index.remembered import with_sample_vectors
 from selfcrag.llm import budget
 from selfcrag.search.retriever import Retriever
 
@@ -37,18 +41,33 @@ def _no_chat_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A data directory holding the ingested sample knowledge base."""
-    data_dir = tmp_path_factory.mktemp("sample_kb_index")
-    ingest([SAMPLE_KB], Context(data_dir=str(data_dir)).settings())
-    yield data_dir
+def kb_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A data directory holding the ingested sample knowledge base, built once for the whole run.
+
+    The first pytest-xdist worker that needs it builds it while the others wait; they all only read it, as the
+    tests of one worker always did. A run without workers builds its own.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the run's folder, above each worker's own
+    data_dir, built = shared / "sample_kb_index", shared / "sample_kb_index.built"
+    with portalocker.Lock(shared / "sample_kb_index.lock", timeout=900):
+        if not built.exists():
+            shutil.rmtree(data_dir, ignore_errors=True)  # a worker that failed half-way
+            settings = Context(data_dir=str(data_dir)).settings()
+            # As `selfcrag demo` builds it: from the default embedder's vectors of the sample, shipped with selfcrag
+            # (tests/test_sample_vectors.py checks that they are that embedder's and cover every sentence).
+            embedder = with_sample_vectors(load_embedder(settings.embedding_model))
+            ingest([SAMPLE_KB], settings, embedder=embedder)
+            built.touch()
+    return data_dir
 
 
 @pytest.fixture(scope="module")
 def index_copy(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the sample index for subprocesses: Qdrant local mode lets only this process open the original."""
     copy = tmp_path_factory.mktemp("index_copy") / "index"
-    shutil.copytree(kb_dir, copy, ignore=shutil.ignore_patterns(".lock"))
+    copy_index(kb_dir, copy)
     return copy
 
 

@@ -11,7 +11,6 @@ way of asking is not asked again.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import openai
 import pytest
 from cli_runner import selfcrag
+from index_files import copy_index
 from langchain_core.messages import HumanMessage, SystemMessage
 from scripted_openai import Reply, ScriptedOpenAIServer, Serve, WorkflowScript, serving, step_of
 
@@ -49,7 +49,7 @@ NO_RETRIEVAL = [Reply('{"retrieve": false}')]
 def own_index(kb_dir: Path, tmp_path: Path) -> Path:
     """A copy of the sample index of this test's own: what the endpoint refuses is remembered in its data folder."""
     copy = tmp_path / "index"
-    shutil.copytree(kb_dir, copy, ignore=shutil.ignore_patterns(".lock"))
+    copy_index(kb_dir, copy)
     return copy
 
 

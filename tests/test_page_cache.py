@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from index_files import copy_index
 
 from selfcrag.index.generations import VIEWS_DIR, current_path, index_root
 from selfcrag.index.page_cache import resident_bytes
@@ -43,7 +43,7 @@ retriever.close()
 @pytest.fixture
 def data_dir(kb_dir: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "data"
-    shutil.copytree(kb_dir, copy)
+    copy_index(kb_dir, copy)
     return copy
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
+from index_files import copy_index
 from langgraph_sdk import get_sync_client
 from test_concurrency import QUESTIONS
 
@@ -66,7 +67,7 @@ def studio(kb_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[t
     if langgraph is None:
         pytest.fail("langgraph-cli is not installed: pip install -e '.[dev]'")
     data_dir = tmp_path_factory.mktemp("studio") / "index"
-    shutil.copytree(kb_dir, data_dir, ignore=shutil.ignore_patterns(".lock", "*.lock"))
+    copy_index(kb_dir, data_dir)
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false")
