@@ -100,7 +100,7 @@ def test_credentials_the_model_repeats_are_redacted_from_answer_notes_trace_and_
     run = selfcrag("ask", LOGS, "--json", "--data-dir", index, cwd=index.parent, url=server.url, key=CONFIGURED_KEY)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
-    assert "90 days" in result["answer"] and "[redacted]" in result["answer"]  # the missing note, redacted
+    assert "90 days" in result["answer"] and "(redacted)" in result["answer"]  # the missing note, redacted
     assert not any(secret in run.stdout + run.stderr for secret in SECRETS)
 
     # The model's answer in the chat's conversation store.
@@ -116,7 +116,7 @@ def test_credentials_the_model_repeats_are_redacted_from_answer_notes_trace_and_
         key=CONFIGURED_KEY,
         stdin=LOGS + "\n",
     )
-    assert chat.returncode == 0 and "[redacted]" in chat.stdout, chat.stderr
+    assert chat.returncode == 0 and "(redacted)" in chat.stdout, chat.stderr
     stored = b"".join(
         bytes(str(row), "utf-8") + (row[0] if isinstance(row[0], bytes) else b"")
         for table in ("checkpoints", "writes")
@@ -124,7 +124,7 @@ def test_credentials_the_model_repeats_are_redacted_from_answer_notes_trace_and_
             f"SELECT {'checkpoint' if table == 'checkpoints' else 'value'} FROM {table}"
         )
     )
-    assert b"[redacted]" in stored
+    assert b"(redacted)" in stored
     assert not any(secret.encode() in stored for secret in SECRETS)
 
 

@@ -66,7 +66,7 @@ def test_the_key_appears_in_no_log_answer_trace_state_or_checkpoint(
 
     assert all(f"Bearer {KEY}" in h.values() for h in chat_server.headers)  # the key was in use
     assert answers[0].trace[-1]["method"] == "chat" and answers[1].degraded  # one run ok, one failing
-    assert "Incorrect API key provided: [redacted]" in answers[1].notes[0]
+    assert "Incorrect API key provided: (redacted)" in answers[1].notes[0]
     assert_no_key("the logs", caplog.text)
     for answer in answers:
         assert_no_key("an answer", json.dumps(dataclasses.asdict(answer), ensure_ascii=False))
@@ -105,7 +105,7 @@ def test_failure_descriptions_redact_keys_from_the_environment_and_by_their_shap
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("QDRANT_API_KEY", "qdrant-key-42424242")
-    assert redact("bad key qdrant-key-42424242") == "bad key [redacted]"
-    assert redact("Authorization: Bearer abcdefgh12345678") == "Authorization: [redacted]"
-    assert redact("key sk-proj-Abc123xyz789 rejected") == "key [redacted] rejected"
-    assert describe_failure(ValueError(f"boom {KEY}")) == "ValueError: boom [redacted]"
+    assert redact("bad key qdrant-key-42424242") == "bad key (redacted)"
+    assert redact("Authorization: Bearer abcdefgh12345678") == "Authorization: (redacted)"
+    assert redact("key sk-proj-Abc123xyz789 rejected") == "key (redacted) rejected"
+    assert describe_failure(ValueError(f"boom {KEY}")) == "ValueError: boom (redacted)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import itertools
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,7 +78,7 @@ def test_stream_ask_yields_only_checked_tokens(configured: ScriptedOpenAIServer,
     answer = events[-1][1]
     assert answer.trace[-1]["method"] == "chat"  # the model's answer, not an offline one
     assert streamed.split() == answer.answer.split()  # what streamed is what was kept
-    assert "(image: img)" in streamed and "[redacted]" in streamed
+    assert "(image: img)" in streamed and "(redacted)" in streamed
 
 
 def test_studios_messages_stream_carries_no_raw_token(configured: ScriptedOpenAIServer, kb_dir: Path) -> None:
@@ -175,9 +176,18 @@ def test_every_cut_into_two_or_three_pieces_shows_what_the_final_check_keeps(tex
 
 
 def test_a_redacted_key_does_not_become_a_link_target(monkeypatch_key: None) -> None:
-    # "[redacted]" at a line's start, before ": url", would define where [text][redacted] points.
-    checked = checked_answer(f"See [the docs][redacted].\n{KEY}: http://evil.example/\nEnd.")
-    assert "evil.example" not in checked and checked.endswith("End."), checked
+    # With a marker in brackets, a key at a line's start before ": url" became "[redacted]: url", a reference
+    # definition for the reply's own [the docs][redacted]; the stream could show it before the final check
+    # removed the line. The marker holds no brackets: nothing can point at it, in the stream or after.
+    text = f"See [the docs][redacted].\n{KEY}: http://evil.example/\nEnd."
+    final = checked_answer(text)
+    for cut in range(len(text) + 1):
+        stream = CheckedStream(limit=MAX_REPLY_CHARS)
+        shown = stream.feed(text[:cut]) + stream.feed(text[cut:]) + stream.flush()
+        assert shown == final, cut
+    assert KEY not in final and final.endswith("End."), final
+    assert not re.search(r"^\s*\[[^\]]*\]:", final, re.MULTILINE), final  # no reference definition
+    assert "(redacted): http://evil.example/" in final  # plain text, as any address the model writes
 
 
 def test_nothing_past_the_limit_is_shown() -> None:

@@ -52,7 +52,8 @@ def checked_answer(text: str) -> str:
     Returns:
         The answer to use.
     """
-    return plain_links(redact(text))  # redacted first: "[redacted]" must not become a link target
+    # Keys go first, so that none is kept inside a link; the marker holds no brackets, so it never makes one.
+    return plain_links(redact(text))
 
 
 # A character a credential is written with (keys, tokens), and a run of them ending a text: a piece may end inside one.

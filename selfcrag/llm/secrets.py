@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-REDACTED = "[redacted]"
+REDACTED = "(redacted)"
 
 # Environment variables whose values are credentials: their names end like these.
 _SECRET_NAME = re.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
@@ -47,7 +47,7 @@ def scrub(value: Any, secrets: Sequence[str] | None = None) -> Any:
         secrets: The credentials (default: :func:`secret_values`).
 
     Returns:
-        The same data, credentials replaced by ``[redacted]``.
+        The same data, credentials replaced by ``(redacted)``.
     """
     secrets = secret_values() if secrets is None else secrets
     if not secrets:
@@ -82,7 +82,7 @@ def redact_all(value: Any) -> Any:
 
 
 def redact(text: str) -> str:
-    """Replace every credential in a text by ``[redacted]``.
+    """Replace every credential in a text by ``(redacted)``.
 
     Args:
         text: A message that may quote a key (an error, a log line).
