@@ -10,7 +10,6 @@ from pathlib import Path
 from selfcrag.files.loaders import SkippedFile, discover, read_document
 from selfcrag.graph.context import Context
 from selfcrag.index.embed import load_embedder
-from selfcrag.index.generations import VIEWS_DIR
 from selfcrag.index.ingest import index_document
 from selfcrag.index.store import IndexOptions
 from selfcrag.index.writer import IndexWriter
@@ -35,18 +34,18 @@ def ingest_with_options(paths: Sequence[Path], data_dir: Path, options: IndexOpt
 
 
 def copy_index(source: Path, target: Path, *, without: Sequence[str] = ()) -> Path:
-    """Copy a data folder that other processes may be reading: the sample index is shared by the test workers.
+    """Copy a data folder that other processes may be using: the sample index is shared by the test workers.
 
-    Left out: lock files, the views that readers open and remove again, files still being written
-    (``*.tmp``), and the top-level entries named in ``without``.
+    Left out: lock files, and every hidden entry, each of which is transient (the views that readers open
+    and remove, generations and files still being written, such as ``.chat_endpoints.*`` before it
+    replaces ``chat_endpoints.json``), and the top-level entries named in ``without``.
 
     Returns:
         The copy.
     """
-    transient = shutil.ignore_patterns(".lock", "*.lock", VIEWS_DIR, "*.tmp")
 
     def ignore(folder: str, names: list[str]) -> set[str]:
-        left_out = set(transient(folder, names))
+        left_out = {n for n in names if n.startswith(".") or n.endswith(".lock")}
         return left_out | set(without) if Path(folder) == source else left_out
 
     shutil.copytree(source, target, ignore=ignore)
