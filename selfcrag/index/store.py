@@ -113,14 +113,20 @@ class SearchLists:
     sparse: list[tuple[str, float]] = field(default_factory=list)
 
 
-def ranked(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
-    """A list best first, equal scores in point id order.
+# BM25 hits asked for beyond the candidates: the engine also chooses in its own order which of the sentences
+# tied at the last place it returns, so a few more are asked for and the cut is made after the sort. (A tie
+# wider than this margin at the cut is still the engine's choice.)
+TIE_MARGIN = 16
+
+
+def ranked(scored: Iterable[tuple[str, float]], limit: int | None = None) -> list[tuple[str, float]]:
+    """A list best first, equal scores in point id order, cut to ``limit``.
 
     The engine breaks ties in its own internal order, which differs between two builds of the same documents
     (BM25 ties often: two sentences of one length matching the same terms). Fixing the order keeps a search, and
     everything graded from it, the same on every build.
     """
-    return sorted(scored, key=lambda hit: (-hit[1], hit[0]))
+    return sorted(scored, key=lambda hit: (-hit[1], hit[0]))[:limit]
 
 
 @dataclass
@@ -549,12 +555,12 @@ class EdgeStore(SentenceStore):
         if dense_query is not None:
             requests.append(qe.QueryRequest(limit=candidates, query=dense_query, params=params, with_payload=False))
         if sparse_query is not None:
-            requests.append(qe.QueryRequest(limit=candidates, query=sparse_query, with_payload=False))
+            requests.append(qe.QueryRequest(limit=candidates + TIE_MARGIN, query=sparse_query, with_payload=False))
         if not requests:
             return SearchLists()
         with _engine(reading=True):
             answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
-            lists = [ranked((_uuid_str(p.id), float(p.score)) for p in answer) for answer in answers]
+            lists = [ranked(((_uuid_str(p.id), float(p.score)) for p in answer), candidates) for answer in answers]
         result = SearchLists()
         if dense_query is not None:
             result.dense = lists.pop(0)
@@ -750,11 +756,11 @@ class ServerStore(SentenceStore):
         if dense_query is not None:
             requests.append(models.QueryRequest(query=dense_query, using=DENSE, limit=candidates, params=search_params))
         if sparse_query is not None:
-            requests.append(models.QueryRequest(query=sparse_query, using=SPARSE, limit=candidates))
+            requests.append(models.QueryRequest(query=sparse_query, using=SPARSE, limit=candidates + TIE_MARGIN))
         if not requests:
             return SearchLists()
         answers = self.client.query_batch_points(self.collection, requests=requests)
-        lists = [ranked((_uuid_str(p.id), float(p.score)) for p in answer.points) for answer in answers]
+        lists = [ranked(((_uuid_str(p.id), float(p.score)) for p in answer.points), candidates) for answer in answers]
         result = SearchLists()
         if dense_query is not None:
             result.dense = lists.pop(0)
