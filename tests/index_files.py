@@ -7,9 +7,11 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from selfcrag.files.loaders import SkippedFile, discover, read_document
 from selfcrag.graph.context import Context
-from selfcrag.index.embed import load_embedder
+from selfcrag.index.embed import Embedder, load_embedder
 from selfcrag.index.ingest import index_document
 from selfcrag.index.store import IndexOptions
 from selfcrag.index.writer import IndexWriter
@@ -31,6 +33,24 @@ def ingest_with_options(paths: Sequence[Path], data_dir: Path, options: IndexOpt
         name = writer.commit()
     assert name is not None
     return name
+
+
+class CountingEmbedder(Embedder):
+    """An embedder, counting the passages and questions it is asked to embed."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.name, self.version, self.dim = embedder.name, embedder.version, embedder.dim
+        self.max_chars, self.batch_size = embedder.max_chars, embedder.batch_size
+        self.passages = self.questions = 0
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
+        self.passages += len(texts)
+        return self.embedder.embed_passages(texts)
+
+    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
+        self.questions += 1
+        return self.embedder.embed_question(text)
 
 
 def copy_index(source: Path, target: Path, *, without: Sequence[str] = ()) -> Path:

@@ -7,12 +7,11 @@ and kept there (the tests of the data folder's copies stand in for such an embed
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
-from index_files import copy_index
+from index_files import CountingEmbedder, copy_index
 
 from selfcrag.graph.context import Context
 from selfcrag.heuristics import background
@@ -23,28 +22,10 @@ from selfcrag.heuristics.background import (
     background_vectors,
 )
 from selfcrag.heuristics.evaluator import OfflineEvaluator
-from selfcrag.index.embed import Embedder
 from selfcrag.index.remembered import SHIPPED_DIR
 from selfcrag.search.retriever import Retriever
 
 QUESTION = "How long are access tokens valid?"
-
-
-class CountingEmbedder(Embedder):
-    """The index's embedder, counting what it is asked to embed."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self.name, self.version, self.dim = embedder.name, embedder.version, embedder.dim
-        self.passages = self.questions = 0
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
-        self.passages += len(texts)
-        return self.embedder.embed_passages(texts)
-
-    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
-        self.questions += 1
-        return self.embedder.embed_question(text)
 
 
 class MakesADirectory:

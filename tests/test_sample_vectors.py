@@ -7,11 +7,11 @@ the embedder's version, the sample or the splitter changes, these tests fail unt
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from index_files import CountingEmbedder
 
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
@@ -26,23 +26,6 @@ from selfcrag.index.remembered import (
 )
 
 RUN_THE_SCRIPT = "run scripts/ship_vectors.py"
-
-
-class CountingEmbedder(Embedder):
-    """The default embedder, counting the passages it is asked to embed."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self.name, self.version, self.dim = embedder.name, embedder.version, embedder.dim
-        self.max_chars, self.batch_size = embedder.max_chars, embedder.batch_size
-        self.passages = 0
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
-        self.passages += len(texts)
-        return self.embedder.embed_passages(texts)
-
-    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
-        return self.embedder.embed_question(text)
 
 
 @pytest.fixture(scope="module")
