@@ -25,18 +25,16 @@ import numpy as np
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
 from selfcrag.heuristics.background import BACKGROUND_SENTENCES, background_cache_file, background_vectors
-from selfcrag.index.embed import Embedder, load_embedder
+from selfcrag.index.embed import Embedder, WrappedEmbedder, load_embedder
 from selfcrag.index.ingest import ingest
 from selfcrag.index.remembered import SHIPPED_DIR, sample_vectors_file, write_sample_vectors, write_vectors
 
 
-class Recording(Embedder):
+class Recording(WrappedEmbedder):
     """The embedder, keeping every passage it embeds and its vector."""
 
     def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self.name, self.version, self.dim = embedder.name, embedder.version, embedder.dim
-        self.max_chars, self.batch_size = embedder.max_chars, embedder.batch_size
+        super().__init__(embedder)
         self.texts: list[str] = []
         self.vectors: list[np.ndarray] = []
 
@@ -45,9 +43,6 @@ class Recording(Embedder):
         self.texts.extend(texts)
         self.vectors.append(vectors)
         return vectors
-
-    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
-        return self.embedder.embed_question(text)
 
 
 def main() -> None:

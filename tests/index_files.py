@@ -11,7 +11,7 @@ import numpy as np
 
 from selfcrag.files.loaders import SkippedFile, discover, read_document
 from selfcrag.graph.context import Context
-from selfcrag.index.embed import Embedder, load_embedder
+from selfcrag.index.embed import Embedder, WrappedEmbedder, load_embedder
 from selfcrag.index.ingest import index_document
 from selfcrag.index.store import IndexOptions
 from selfcrag.index.writer import IndexWriter
@@ -35,13 +35,11 @@ def ingest_with_options(paths: Sequence[Path], data_dir: Path, options: IndexOpt
     return name
 
 
-class CountingEmbedder(Embedder):
+class CountingEmbedder(WrappedEmbedder):
     """An embedder, counting the passages and questions it is asked to embed."""
 
     def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self.name, self.version, self.dim = embedder.name, embedder.version, embedder.dim
-        self.max_chars, self.batch_size = embedder.max_chars, embedder.batch_size
+        super().__init__(embedder)
         self.passages = self.questions = 0
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102

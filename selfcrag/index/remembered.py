@@ -13,22 +13,24 @@ checked when read: a damaged or foreign file is ignored, and the texts are embed
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
-from selfcrag.index.embed import Embedder
+from selfcrag.index.embed import Embedder, WrappedEmbedder
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "vectors"
 # A sample file holds a few hundred sentences; anything far larger is not one.
 _SAMPLE_FILE_LIMIT = 8 * 2**20
 
 
-class RememberedVectors(Embedder):
+class RememberedVectors(WrappedEmbedder):
     """Answers for known texts from their stored vectors, and asks the embedder about anything else.
 
     Attributes:
@@ -41,9 +43,7 @@ class RememberedVectors(Embedder):
         passages: Mapping[str, np.ndarray],
         questions: Mapping[str, np.ndarray] | None = None,
     ) -> None:
-        self.embedder = embedder
-        self.name, self.version, self.dim = embedder.name, embedder.version, embedder.dim
-        self.max_chars, self.batch_size = embedder.max_chars, embedder.batch_size
+        super().__init__(embedder)
         self.passages = dict(passages)
         self.questions = dict(questions or {})
         self.recalled = 0
@@ -80,16 +80,23 @@ def read_vectors(path: Path, shape: tuple[int, ...]) -> np.ndarray | None:
     return unit_vectors(vectors, shape)
 
 
-def write_vectors(path: Path, vectors: np.ndarray) -> None:
-    """Store vectors atomically; a folder that cannot be written leaves nothing behind."""
+def _write_atomically(path: Path, save: Callable[[BinaryIO], None]) -> None:
+    """Write a file beside ``path`` and put it in place in one step; on failure remove it and raise."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tmp.open("wb") as handle:
-            np.save(handle, vectors, allow_pickle=False)
+            save(handle)
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_vectors(path: Path, vectors: np.ndarray) -> None:
+    """Store vectors atomically; a folder that cannot be written leaves nothing behind."""
+    with contextlib.suppress(OSError):
+        _write_atomically(path, lambda handle: np.save(handle, vectors, allow_pickle=False))
 
 
 def sample_vectors_file(embedder: Embedder, folder: Path = SHIPPED_DIR) -> Path:
@@ -108,10 +115,10 @@ def sample_vectors_file(embedder: Embedder, folder: Path = SHIPPED_DIR) -> Path:
 
 def write_sample_vectors(path: Path, sentences: Sequence[str], vectors: np.ndarray) -> None:
     """Store sentences (as they are embedded) and their vectors, as arrays of text and of float32."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as handle:
-        np.savez_compressed(handle, sentences=np.array(list(sentences), dtype=str), vectors=vectors.astype(np.float32))
-    os.replace(tmp, path)
+    texts = np.array(list(sentences), dtype=str)
+    _write_atomically(
+        path, lambda handle: np.savez_compressed(handle, sentences=texts, vectors=vectors.astype(np.float32))
+    )
 
 
 def read_sample_vectors(path: Path, dim: int) -> dict[str, np.ndarray] | None:
