@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -93,3 +94,23 @@ def test_bench_scale_measures_ingest_search_and_the_rank_bm25_reference(tmp_path
         # --queries: the cold process, the end-to-end search and the recall each timed 20 held-back queries.
         assert len(row["cold_ms"]) == len(row["retriever_ms"]["total"]) == 20
         assert row["recall"]["exact"]["recall"] == 1.0 and row["recall"]["in use"]["recall"] > 0
+
+
+def test_bench_cli_measures_the_program_it_names_not_the_folder_it_runs_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kb_dir: Path
+) -> None:
+    # A checkout's selfcrag in the current folder would win over the install `python -m` names.
+    shadow = tmp_path / "selfcrag" / "cli"
+    shadow.mkdir(parents=True)
+    (tmp_path / "selfcrag" / "__init__.py").write_text("")
+    (shadow / "__init__.py").write_text("")
+    (shadow / "__main__.py").write_text("raise SystemExit('the folder, not the program')")
+    monkeypatch.chdir(tmp_path)
+    program = f"{sys.executable} -m selfcrag.cli"
+    result = CliRunner().invoke(
+        app, ["bench", "--cli", "--runs", "1", "--json", "--program", program, "--data-dir", str(kb_dir)]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.splitlines()[-1])
+    assert [c["command"] for c in report["commands"]] == ["--help", "search", "ask"]
+    assert all(c["cpu_median_s"] > 0 and c["runs"] == 1 for c in report["commands"])

@@ -263,11 +263,11 @@ def offline_environment() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if not name.startswith(dropped)}
 
 
-def _run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Run a command to its end (output discarded); return its CPU and wall seconds."""
+def _run_measured(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Run a command in ``cwd`` to its end (output discarded); return its CPU and wall seconds."""
     began = time.perf_counter()
     process = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd
     )
     assert process.stderr is not None
     errors = process.stderr.read()
@@ -310,10 +310,13 @@ def run_cli_bench(
     load_before = os.getloadavg()
     temporary = data_dir is None
     with tempfile.TemporaryDirectory(prefix="selfcrag-cli-bench-") as tmp:
+        # Commands run in an empty folder: ``python -m selfcrag.cli`` in a checkout would import the
+        # checkout's selfcrag, whichever install's Python runs it.
+        cwd = Path(tmp)
         if data_dir is None:
-            data_dir = Path(tmp) / "demo"
-            _run_measured([*command, "ingest", str(sample_kb()), "--data-dir", str(data_dir)], env)
-        where = ["--data-dir", str(data_dir)]
+            data_dir = cwd / "demo"
+            _run_measured([*command, "ingest", str(sample_kb()), "--data-dir", str(data_dir)], env, cwd)
+        where = ["--data-dir", str(data_dir.resolve())]
         costs = [
             CommandCost("--help", [*command, "--help"]),
             CommandCost("search", [*command, "search", CLI_SEARCH, *where]),
@@ -321,7 +324,7 @@ def run_cli_bench(
         ]
         for round_number in range(runs + 1):
             for cost in costs:
-                cpu, wall = _run_measured(cost.argv, env)
+                cpu, wall = _run_measured(cost.argv, env, cwd)
                 if round_number == 0:
                     cost.first_cpu_s = cpu
                 else:
