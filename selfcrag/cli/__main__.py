@@ -1,5 +1,5 @@
 """``python -m selfcrag.cli``."""
 
-from selfcrag.cli import app
+from selfcrag.cli import run
 
-app()
+run()

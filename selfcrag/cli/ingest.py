@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
 import shutil
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, progress_reporter, user_errors
+from selfcrag.cli.app import DataDir, app, context_for, end_process, err, fail, out, progress_reporter, user_errors
 from selfcrag.cli.terminal import one_line
 from selfcrag.settings import Settings
 
@@ -150,7 +149,7 @@ def in_child_process(work: Callable[[], None], data_dir: Path) -> None:
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
-        os._exit(_child(work, parent))
+        end_process(_child(work, parent))
     # Ctrl-C reaches both processes: the child answers it (the previous index is unchanged).
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -165,7 +164,7 @@ def in_child_process(work: Callable[[], None], data_dir: Path) -> None:
 
 
 def _child(work: Callable[[], None], parent: int) -> int:
-    """The forked child: run the work and return its exit status (never return into the caller's stack)."""
+    """The forked child: run the work and return its exit status, which ends it (it never returns into the stack)."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
@@ -182,11 +181,6 @@ def _child(work: Callable[[], None], parent: int) -> int:
         status = done.code if isinstance(done.code, int) else 1
     except BaseException:  # noqa: BLE001 - an error of ours: it keeps its traceback
         traceback.print_exc()
-    finally:
-        # What a normal exit does; os._exit follows, so the caller's stack never runs twice.
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
     return status
 
 

@@ -10,10 +10,8 @@ from 1.
 
 from __future__ import annotations
 
-import os
 import queue
 import re
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -26,6 +24,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from selfcrag.cli.app import end_process
 from selfcrag.cli.terminal import one_line, visible
 
 if TYPE_CHECKING:
@@ -594,6 +593,4 @@ def leave_cancelled_work(code: int) -> None:
         code: The exit status.
     """
     if any(worker.is_alive() for worker in _abandoned):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        end_process(code)
