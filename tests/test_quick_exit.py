@@ -6,13 +6,16 @@ handler and an object that reports being freed, both writing to a file of the te
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from selfcrag.cli import app
 from selfcrag.cli.app import _exit_status
 
 # ``python -c RUN REPORT ARGS...``: the program, with an exit handler and a module-level object that
@@ -100,3 +103,11 @@ def test_a_user_error_of_a_one_shot_command_keeps_its_status_and_line(tmp_path: 
 @pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (4, 4), ("a message", 1)])
 def test_exit_status_is_what_python_would_exit_with(code: object, status: int) -> None:
     assert _exit_status(code) == status
+
+
+def test_a_one_shot_command_run_in_a_process_that_goes_on_leaves_the_collector_on(kb_dir: Path) -> None:
+    # The command turns the cycle collector off while it runs; a test or script that runs the app goes on.
+    assert gc.isenabled()
+    result = CliRunner().invoke(app, ["search", "How long are access tokens valid?", "--data-dir", str(kb_dir)])
+    assert result.exit_code == 0, result.output
+    assert gc.isenabled()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import sys
 import threading
@@ -122,6 +123,10 @@ def main(
 
         leave_readers_to_exit()
         ctx.call_on_close(lambda: leave_readers_to_exit(False))
+        # No cycle collection while the command imports LangChain and answers: the collector walked every
+        # object the imports made, again and again, for garbage a single question cannot make much of.
+        gc.disable()
+        ctx.call_on_close(gc.enable)
 
 
 def run() -> None:
