@@ -133,7 +133,7 @@ def run() -> None:
     """The ``selfcrag`` program: the app, ended at once after a one-shot command.
 
     Tearing the interpreter down after ``search`` or ``ask`` (freeing the LangChain, pydantic and
-    numpy objects of some 1,300 modules) cost 0.25-0.35 s of CPU, a quarter of an ``ask``. Nothing
+    numpy objects of some 1,300 modules) cost 0.3-0.4 s of CPU, a quarter of an ``ask``. Nothing
     of theirs needs it: what they write is closed when the command returns, and the exit handlers
     still run. A thread still running is waited for, as Python's exit does, by the usual exit. The
     app run in a process that goes on (tests, scripts) ends as usual.
