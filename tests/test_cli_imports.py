@@ -56,3 +56,19 @@ def test_an_offline_ask_does_not_import_the_chat_model_stack(kb_dir: Path, quest
     modules = imported("ask", question, "--no-stream", "--data-dir", str(kb_dir))
     assert "langgraph" in modules
     assert loaded(modules, NEVER_OFFLINE) == []
+
+
+def test_an_ingest_without_pdfs_does_not_import_pypdf(tmp_path: Path) -> None:
+    # The ingest works in a forked child: -X importtime reports the imports of both processes on stderr.
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "notes.md").write_text("# Notes\n\nThe red kettle boils water.\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SELFCRAG_", "QDRANT_"))}
+    command = [sys.executable, "-X", "importtime", "-m", "selfcrag.cli", "ingest", str(kb)]
+    run = subprocess.run(
+        [*command, "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    modules = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert "selfcrag.files.loaders" in modules and "selfcrag.index.writer" in modules
+    assert loaded(modules, ("pypdf",)) == []
