@@ -27,11 +27,15 @@ CHAT_STACK = ("langchain_openai", "openai")
 NEVER_OFFLINE = (*CHAT_STACK, "matplotlib", "selfcrag.eval")
 
 
+def offline_env() -> dict[str, str]:
+    """This process's environment without the settings that would switch on a chat model or a server."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SELFCRAG_", "QDRANT_"))}
+
+
 def imported(*argv: str) -> set[str]:
     """The modules a process running ``selfcrag ARGV`` had imported when the command ended."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SELFCRAG_", "QDRANT_"))}
     run = subprocess.run(
-        [sys.executable, "-c", RUN, *argv], capture_output=True, text=True, timeout=300, env=env, check=True
+        [sys.executable, "-c", RUN, *argv], capture_output=True, text=True, timeout=300, env=offline_env(), check=True
     )
     return set(json.loads(run.stdout.splitlines()[-1]))
 
@@ -63,10 +67,9 @@ def test_an_ingest_without_pdfs_does_not_import_pypdf(tmp_path: Path) -> None:
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "notes.md").write_text("# Notes\n\nThe red kettle boils water.\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SELFCRAG_", "QDRANT_"))}
     command = [sys.executable, "-X", "importtime", "-m", "selfcrag.cli", "ingest", str(kb)]
     run = subprocess.run(
-        [*command, "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=300, env=env
+        [*command, "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=300, env=offline_env()
     )
     assert run.returncode == 0, run.stderr[-2000:]
     modules = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
