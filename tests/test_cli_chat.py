@@ -140,7 +140,10 @@ def test_ctrl_c_cancels_the_answer_and_the_session_goes_on(sessions: list[pexpec
 
     with ScriptedOpenAIServer(endpoint) as server:
         try:
-            chat = start_chat(sessions, index, "--thread", "cancelled", OPENAI_BASE_URL=server.url)
+            # No deadline ends the hung request first: on a stalled machine the 20 s default could, and the
+            # Ctrl-C would then reach the next prompt instead of the answer (seen in a busy full run).
+            unhurried = {"SELFCRAG_QUESTION_DEADLINE": "3600", "SELFCRAG_REQUEST_TIMEOUT": "3600"}
+            chat = start_chat(sessions, index, "--thread", "cancelled", OPENAI_BASE_URL=server.url, **unhurried)
             say(chat, ACCESS)
             assert asked.wait(300)
             chat.sendintr()
