@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from selfcrag.cli import app
-from selfcrag.cli.app import _exit_status
+from selfcrag.cli.app import exit_status
 
 # ``python -c RUN REPORT ARGS...``: the program, with an exit handler and a module-level object that
 # writes to REPORT when the interpreter's teardown frees it.
@@ -102,7 +102,7 @@ def test_a_user_error_of_a_one_shot_command_keeps_its_status_and_line(tmp_path: 
 
 @pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (4, 4), ("a message", 1)])
 def test_exit_status_is_what_python_would_exit_with(code: object, status: int) -> None:
-    assert _exit_status(code) == status
+    assert exit_status(code) == status
 
 
 def test_a_one_shot_command_run_in_a_process_that_goes_on_leaves_the_collector_on(kb_dir: Path) -> None:
@@ -111,3 +111,32 @@ def test_a_one_shot_command_run_in_a_process_that_goes_on_leaves_the_collector_o
     result = CliRunner().invoke(app, ["search", "How long are access tokens valid?", "--data-dir", str(kb_dir)])
     assert result.exit_code == 0, result.output
     assert gc.isenabled()
+
+
+# An ingest's work ends its forked child with SystemExit(code): the parent exits as Python would have.
+INGEST_CHILD = """
+import sys
+from pathlib import Path
+import typer
+from selfcrag.cli.ingest import in_child_process
+code = eval(sys.argv[2])
+def work():
+    sys.exit(code)
+try:
+    in_child_process(work, Path(sys.argv[1]))
+except typer.Exit as done:
+    sys.exit(done.exit_code)
+"""
+
+
+@pytest.mark.parametrize(("code", "status", "said"), [(None, 0, ""), (4, 4, ""), ("'no room'", 1, "no room\n")])
+def test_an_ingest_child_ends_with_the_status_python_would(
+    tmp_path: Path, code: str | None, status: int, said: str
+) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", INGEST_CHILD, str(tmp_path / "index"), str(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (run.returncode, run.stderr) == (status, said)

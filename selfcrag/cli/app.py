@@ -142,7 +142,7 @@ def run() -> None:
         app()
     except SystemExit as done:
         if _one_shot_ran and not _threads_to_wait_for():
-            end_process(_exit_status(done.code))
+            end_process(exit_status(done.code))
         raise
 
 
@@ -152,7 +152,7 @@ def _threads_to_wait_for() -> bool:
     return any(thread is not main and thread.is_alive() and not thread.daemon for thread in threading.enumerate())
 
 
-def _exit_status(code: object) -> int:
+def exit_status(code: object) -> int:
     """The status ``SystemExit(code)`` ends a process with (a message is printed, as Python does)."""
     if code is None:
         return 0

@@ -14,7 +14,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from selfcrag.cli.app import DataDir, app, context_for, end_process, err, fail, out, progress_reporter, user_errors
+from selfcrag.cli.app import (
+    DataDir,
+    app,
+    context_for,
+    end_process,
+    err,
+    exit_status,
+    fail,
+    out,
+    progress_reporter,
+    user_errors,
+)
 from selfcrag.cli.terminal import one_line
 from selfcrag.settings import Settings
 
@@ -178,7 +189,7 @@ def _child(work: Callable[[], None], parent: int) -> int:
     except typer.Exit as done:
         status = done.exit_code
     except SystemExit as done:
-        status = done.code if isinstance(done.code, int) else 1
+        status = exit_status(done.code)
     except BaseException:  # noqa: BLE001 - an error of ours: it keeps its traceback
         traceback.print_exc()
     return status
