@@ -75,3 +75,20 @@ def test_an_answer_quotes_the_sentence_before_and_those_after_as_far_as_the_budg
     assert answer_excerpt(knowledge, best, 120).text == (
         "Logs are written by every service. Application logs are kept for 90 days. They are then deleted automatically."
     )
+
+
+def test_a_table_beside_the_best_sentence_is_shown_apart_and_the_sentence_stays(retriever: Retriever) -> None:
+    # A table is shown as its matching rows alone (never grown into), so the sentence after it must not be
+    # merged into its excerpt: the answer ("renewed online, by phone or at the front desk") was lost that way.
+    table = "| Item type | Loan period | Renewals |\n|---|---|---|\n| Books | 21 days | 3 |\n| DVDs | 7 days | 1 |"
+    sentences = [
+        ("text", "Each member may have up to 25 items on loan at the same time.", 0.35, 0.50),
+        ("table", table, 0.35, 0.55),
+        ("text", "Items can be renewed online, by phone or at the front desk.", 0.40, 0.60),
+        ("text", "Borrowing is blocked while a member owes more than $10.", 0.30, 0.45),
+    ]
+    profile = OfflineEvaluator(retriever).profile("Through which channels can I extend my loans?")
+    shown = closest_evidence([item(1, sentences)], profile, max_sentences=4, max_chars=300)
+    kinds = [[strip["kind"] for strip in excerpt.strips] for excerpt in shown]
+    assert ["table"] in kinds and all("table" not in k or k == ["table"] for k in kinds)
+    assert any("renewed online, by phone or at the front desk" in excerpt.text for excerpt in shown)

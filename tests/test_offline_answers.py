@@ -107,3 +107,31 @@ def test_the_sentence_just_before_the_answer_is_never_quoted_alone_as_the_answer
     assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
     shown = result["answer"] if result["status"] == "answered" else result["citations"][0]["quote"]
     assert expected in shown
+
+
+TABLE_BEFORE_THE_ANSWER = """# Harbour Street Library
+
+## Borrowing
+
+| Item | Loan period | Renewals |
+|---|---|---|
+| Books | 28 days | 2 |
+| Films | 7 days | 1 |
+
+Loans can be extended on the website, over the phone or at the help desk.
+Overdue items cost 20 cents a day.
+Members may borrow up to 20 items at once.
+"""
+
+
+def test_a_sentence_right_after_a_table_is_shown_beside_the_table(tmp_path: Path) -> None:
+    # The evidence joined the answering sentence to the table just before it and showed only the table's rows:
+    # "Through which channels can I extend my loans?" showed the loan table, not how to renew.
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "library.md").write_text(TABLE_BEFORE_THE_ANSWER, encoding="utf-8")
+    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
+    run = selfcrag("ask", "In what ways can I renew what I borrowed?", "--json", "--data-dir", "index", cwd=tmp_path)
+    result = json.loads(run.stdout)
+    assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
+    shown = [result["answer"]] if result["status"] == "answered" else [c["quote"] for c in result["citations"]]
+    assert any("website, over the phone or at the help desk" in text for text in shown), shown

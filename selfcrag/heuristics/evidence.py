@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from selfcrag.heuristics.answerer import answer_weight
-from selfcrag.heuristics.excerpts import Excerpt, grow
+from selfcrag.heuristics.excerpts import APART, Excerpt, grow
 from selfcrag.heuristics.signals import QuestionProfile
 from selfcrag.spans import KnowledgeItem, Strip
 
@@ -95,11 +95,20 @@ def closest_evidence(
 
 
 def _merge_adjacent(excerpts: list[Excerpt]) -> list[Excerpt]:
-    """Join excerpts of one item that meet (one ends where the next begins), in the place of the better one."""
+    """Join excerpts of one item that meet (one ends where the next begins), in the place of the better one.
+
+    A table or code block stays an excerpt of its own, as :func:`~selfcrag.heuristics.excerpts.grow` keeps it:
+    it is shown as it is (a table as its matching rows), and a sentence joined to it would not be shown.
+    """
     merged: list[Excerpt] = []
     for excerpt in excerpts:
         for kept in merged:
-            if kept.item is excerpt.item and (kept.last + 1 == excerpt.first or excerpt.last + 1 == kept.first):
+            apart = any(strip["kind"] in APART for strip in (*kept.strips, *excerpt.strips))
+            if (
+                not apart
+                and kept.item is excerpt.item
+                and (kept.last + 1 == excerpt.first or excerpt.last + 1 == kept.first)
+            ):
                 kept.strips = sorted([*kept.strips, *excerpt.strips], key=lambda s: s["position"])
                 break
         else:
