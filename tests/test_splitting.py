@@ -123,6 +123,33 @@ def test_ellipsis_before_lowercase_does_not_split() -> None:
     assert texts("Wait... what was that? Well... it is fine.") == ["Wait... what was that?", "Well... it is fine."]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "目前负责为杰尼斯旗下组合（包括TOKIO、岚及Hey! Say! JUMP）出版影音产品。2006年成立新品牌。",
+            ["目前负责为杰尼斯旗下组合（包括TOKIO、岚及Hey! Say! JUMP）出版影音产品。", "2006年成立新品牌。"],
+        ),
+        (
+            "The band (formerly Hey! Say! JUMP) released an album. It sold well.",
+            ["The band (formerly Hey! Say! JUMP) released an album.", "It sold well."],
+        ),
+        (
+            "plus the National Amnesty Commission ( Pres . Proclamation No . 347 ) . Next one .",
+            ["plus the National Amnesty Commission ( Pres . Proclamation No . 347 ) .", "Next one ."],
+        ),
+    ],
+)
+def test_a_stop_inside_brackets_closed_on_its_line_ends_no_sentence(text: str, expected: list[str]) -> None:
+    # A name or a reference in brackets was cut at its "!" or ".": "…Hey! Say!" / "JUMP）出版…".
+    assert texts(text) == expected
+
+
+def test_brackets_left_open_or_closed_on_another_line_hold_nothing_together() -> None:
+    assert texts("Smile :-( That was bad. Next one.") == ["Smile :-( That was bad.", "Next one."]
+    assert texts("Options (see below. They vary.\nMore here.) End.")[0] == "Options (see below."
+
+
 def test_inline_enumerator_does_not_split() -> None:
     assert texts("Steps: 1. Open it. 2. Close it.") == ["Steps: 1. Open it.", "2. Close it."]
 

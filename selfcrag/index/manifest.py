@@ -30,9 +30,10 @@ FORMAT_VERSION = 1
 # file: the next ingest then indexes such documents again (1: before the
 # version was kept; 2: table-of-contents dot leaders stay in one sentence;
 # 3: underlined headings, titles from a real title line, Markdown without its
-# HTML, man pages by section, PDF titles and "#" lines of PDF code as text).
+# HTML, man pages by section, PDF titles and "#" lines of PDF code as text;
+# 4: a "!", "?" or "." inside brackets closed on the same line ends no sentence).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
-INDEXING_VERSION = 3
+INDEXING_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

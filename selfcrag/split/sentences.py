@@ -105,6 +105,11 @@ _NONSPACE = re.compile(r"\S")
 _LAST_NONSPACE = re.compile(r"[\s\S]*(\S)")
 _ENUMERATOR = re.compile(r"\d{1,3}|[A-Za-z]|[ivxIVX]{1,3}")
 _CJK_STOP = frozenset("。！？；")
+# Brackets that hold a sentence together across a "!", "?" or "." inside them, when they close within
+# _BRACKET_SPAN characters on the same line (see _Splitter._inside_brackets).
+_OPENING = "(（["
+_CLOSING = ")）]"
+_BRACKET_SPAN = 120
 # Tokenised English (PTB style) puts the closing quote or bracket after a
 # space: "... no more . ''" — it belongs to the sentence that just ended.
 _PTB_CLOSE = re.compile(r"(?:[ \t]+(?:''|'|\"|\)|”|’))+(?=\s|$)")
@@ -601,11 +606,30 @@ class _Splitter:
             # a parenthetical: ( `` Que le peuple décide ! '' ) is rejected.
             if ")" in text[m.end(1) : stop] or "）" in text[m.end(1) : stop]:
                 return -1
+        if self._inside_brackets(m.start(), sent_start, end):
+            return -1
         if core == "." and not m.group(2):
             dot = m.start()
             if self._is_enumerator(dot, sent_start) or self._is_abbreviation(dot):
                 return -1
         return stop
+
+    def _inside_brackets(self, at: int, sent_start: int, end: int) -> bool:
+        """Tell whether ``at`` sits inside brackets opened in this sentence and closed soon after on its line.
+
+        A name or a reference in brackets keeps its "!", "?" or "." inside the sentence: "（包括TOKIO及Hey! Say!
+        JUMP）出版…", "(Pres. Proclamation No. 347)". Brackets left open, or closed only far off or on another
+        line, end nothing here: an emoticon's "(" or a list's "a)" do not hold a sentence together.
+        """
+        text = self.text
+        opened = max(text.rfind(ch, max(sent_start, at - _BRACKET_SPAN), at) for ch in _OPENING)
+        if opened < 0 or any(text.find(ch, opened, at) >= 0 for ch in _CLOSING):
+            return False  # the innermost bracket before it is closed already (an outer one is not looked for)
+        limit = min(end, at + _BRACKET_SPAN)
+        line_end = text.find("\n", at, limit)
+        if line_end >= 0:
+            limit = line_end
+        return any(text.find(ch, at, limit) >= 0 for ch in _CLOSING)
 
     def _is_enumerator(self, dot: int, sent_start: int) -> bool:
         """Tell whether the period at ``dot`` closes an inline item number.
