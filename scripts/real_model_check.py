@@ -13,7 +13,7 @@ the package registry and is kept in a cache folder, ``$SELFCRAG_REAL_MODEL_CACHE
 
 It starts ``python -m llama_cpp.server`` on a free loopback port, indexes the bundled sample documents, and drives the
 real CLI and ``stream_ask`` through every node of the workflow, with the default settings and with the settings
-``selfcrag model check`` suggests. It asserts the mechanics of issue 21, never the quality of a 135M model's answers:
+``selfcrag model check`` suggests, then ``selfcrag ingest --propositions`` on one document. It asserts the mechanics of issue 21, never the quality of a 135M model's answers:
 knowledge-base questions are retrieved; each step's reply parses or falls back with a note; tokens stream; citations
 point at real sources; the deadline holds; a direct answer is labelled; nothing prints a traceback.
 
@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -327,6 +328,33 @@ def run_checks(checks: Checks, url: str, work: Path) -> None:
             check_off_topic(checks, OFF_TOPIC[0], result)
     missing = sorted(NODES - checks.visited)
     checks.check("every node ran against the real server", not missing, f"missing {missing}" if missing else "")
+    check_propositions(checks, {**environment, **settings}, work)
+
+
+def check_propositions(checks: Checks, environment: dict[str, str], work: Path) -> None:
+    """``selfcrag ingest --propositions`` against the real server, asked about at most two passages.
+
+    A reply is read (its statements indexed, or dropped as ungrounded), and a passage whose reply is not is skipped
+    with a reason on stderr: the mechanics of the request and of reading its reply, not the quality of a 135M model.
+    """
+    from selfcrag.files.sample import sample_kb
+
+    document = sample_kb() / "en" / "aurora-api-guide.md"
+    arguments = ["ingest", str(document), "--propositions", "--max-calls", "2", "--data-dir", str(work / "drawn")]
+    run, elapsed = selfcrag_cli(arguments, environment, work)
+    clean = "Traceback" not in run.stderr + run.stdout
+    if not checks.check("ingest --propositions: exit 0, no traceback", run.returncode == 0 and clean):
+        print(run.stderr[-2000:])
+        return
+    drawn = re.search(r"propositions: (\d+) drawn from (\d+) passage\(s\)", run.stdout)
+    made, asked = (int(drawn.group(1)), int(drawn.group(2))) if drawn else (0, 0)
+    skipped = run.stderr.count("skipped passage ")
+    dropped = "statement(s) dropped" in run.stderr
+    checks.check(
+        "ingest --propositions: the model was asked and a reply was read (statements drawn or dropped)",
+        1 <= asked <= 2 and (made > 0 or dropped),
+        f"{made} drawn from {asked} passage(s), {skipped} skipped, dropped: {dropped}, {elapsed:.1f} s",
+    )
 
 
 def cli_environment(url: str | None) -> dict[str, str]:
