@@ -135,3 +135,33 @@ def test_a_sentence_right_after_a_table_is_shown_beside_the_table(tmp_path: Path
     assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
     shown = [result["answer"]] if result["status"] == "answered" else [c["quote"] for c in result["citations"]]
     assert any("website, over the phone or at the help desk" in text for text in shown), shown
+
+
+CAPITAL_HEADINGS = """RIVERSIDE STUDIO GUIDE
+
+Welcome to the studio. This guide covers opening times and equipment.
+
+OPENING TIMES
+
+The studio is open from 08:00 to 20:00 on weekdays.
+It is closed on public holidays.
+
+EQUIPMENT LOANS
+
+Cameras can be borrowed for up to three days.
+"""
+
+
+def test_a_plain_text_heading_in_capitals_is_a_section_not_part_of_the_quote(tmp_path: Path) -> None:
+    # A plain-text handbook's "OPENING TIMES" line was read as a sentence: the evidence showed "OPENING TIMES The
+    # studio is open…" under the document's title, and no section named where it stood.
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "studio.txt").write_text(CAPITAL_HEADINGS, encoding="utf-8")
+    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
+    run = selfcrag("ask", "At what time does the studio open?", "--json", "--data-dir", "index", cwd=tmp_path)
+    result = json.loads(run.stdout)
+    assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
+    first = result["citations"][0]
+    shown = result["answer"] if result["status"] == "answered" else first["quote"]
+    assert "08:00 to 20:00" in shown and "OPENING TIMES" not in shown, shown
+    assert first["section"] == ["RIVERSIDE STUDIO GUIDE", "OPENING TIMES"]

@@ -166,6 +166,36 @@ def test_heading_is_its_own_span() -> None:
     ]
 
 
+def test_a_plain_text_line_of_capitals_alone_is_a_heading() -> None:
+    text = (
+        "HARBORVIEW OFFICE HANDBOOK\n\nWelcome to the office.\n\nOPENING HOURS\n\nThe building opens at 07:00.\n\n"
+        "ACCESS BADGES\n\nWear your badge."
+    )
+    spans = [(s.kind, s.section, text[s.start : s.end]) for s in split_sentences(text)]
+    title, hours, badges = ("HARBORVIEW OFFICE HANDBOOK",), "OPENING HOURS", "ACCESS BADGES"
+    assert spans == [
+        ("heading", title, "HARBORVIEW OFFICE HANDBOOK"),
+        ("text", title, "Welcome to the office."),
+        ("heading", (*title, hours), hours),
+        ("text", (*title, hours), "The building opens at 07:00."),
+        ("heading", (*title, badges), badges),
+        ("text", (*title, badges), "Wear your badge."),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Intro.\n\nNOTE: DO NOT IMMERSE THE KETTLE.\n\nMore.",  # a sentence in capitals
+        "Intro.\n\nWARNING LABELS\nare printed on the base.",  # the first line of a paragraph
+        "Intro.\n\n    MAKEFILE TARGETS\n\nMore.",  # indented code
+        "前言。\n\n退款政策\n\n七天内。",  # no letter case
+    ],
+)
+def test_capitals_that_are_not_a_heading_stay_text(text: str) -> None:
+    assert all(s.kind != "heading" for s in split_sentences(text))
+
+
 def test_section_path_follows_heading_levels() -> None:
     text = "前言。\n# 退款政策\n## 7.1 时限 ##\n七天内。\n### 细则\n细节。\n## 7.2 方式\n原路返回。\n# 其他\n无。"
     got = [(text[s.start : s.end], s.section) for s in split_sentences(text)]

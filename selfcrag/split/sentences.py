@@ -257,6 +257,27 @@ def is_markdown_structure(line: str) -> bool:
     return bool(_ATX.match(line) or _FENCE.match(line) or _TABLE.match(line) or _UNDERLINE.match(line))
 
 
+def _is_caps_heading(lines: list[str], i: int) -> bool:
+    """Tell whether line ``i`` is a plain-text heading: capitals alone between blank lines, no sentence.
+
+    "OPENING HOURS AND CORE HOURS" or "ACCESS BADGES" over their paragraphs, as plain-text handbooks, RFCs and
+    manuals write them; not "NOTE: DO NOT IMMERSE.", a line in a paragraph, a list item or indented code. Text
+    without letter case (Chinese) never qualifies.
+    """
+    line = lines[i]
+    text = line.strip()
+    letters = [ch for ch in text if ch.isalpha()]
+    return (
+        len(letters) >= 3
+        and len(text) <= 60
+        and all(ch.isascii() and ch.isupper() for ch in letters)
+        and not _INDENTED.match(line)
+        and not _LIST.match(line)
+        and (i + 1 >= len(lines) or not lines[i + 1].strip())
+        and is_title_line(text)
+    )
+
+
 def _setext_level(lines: list[str], i: int) -> int:
     """The level of the heading line ``i`` underlines (1 for ``===``, 2 for ``---``), or 0 when it underlines none.
 
@@ -421,6 +442,13 @@ class _Splitter:
                     j += 1
                 self._emit_lines(i, j, starts, lines, "table")
                 i = j + 1
+                continue
+            if unit_start < 0 and _is_caps_heading(lines, i):
+                # A plain-text heading: a short line of capitals standing alone ("OPENING HOURS"); the document's
+                # first line is its title, the others its sections.
+                self._open_section(1 if not text[:line_start].strip() else 2, line.strip())
+                self._emit_range(line_start, line_end, "heading")
+                i += 1
                 continue
             if _LIST.match(line):
                 kind = "list"
