@@ -92,3 +92,18 @@ def test_a_table_beside_the_best_sentence_is_shown_apart_and_the_sentence_stays(
     kinds = [[strip["kind"] for strip in excerpt.strips] for excerpt in shown]
     assert ["table"] in kinds and all("table" not in k or k == ["table"] for k in kinds)
     assert any("renewed online, by phone or at the front desk" in excerpt.text for excerpt in shown)
+
+
+def test_an_excerpt_never_grows_forward_into_the_next_question_of_a_faq(retriever: Retriever) -> None:
+    # The evidence for "音箱连不上网怎么办？" ended with the next item's question, "6.2 唤醒没有反应怎么办？".
+    sentences = [
+        ("text", "6.1 无法联网怎么办？", 0.40, 0.60),
+        ("text", "请确认连接的是 2.4GHz 网络，并让音箱与路由器的距离保持在 10 米以内。", 0.60, 0.70),
+        ("text", "6.2 唤醒没有反应怎么办？", 0.30, 0.40),
+        ("text", "请确认麦克风没有关闭。", 0.20, 0.30),
+    ]
+    profile = OfflineEvaluator(retriever).profile("音箱连不上网怎么办？")
+    shown = closest_evidence([item(1, sentences)], profile, max_sentences=1, max_chars=300)
+    assert [excerpt.text for excerpt in shown] == [
+        "6.1 无法联网怎么办？请确认连接的是 2.4GHz 网络，并让音箱与路由器的距离保持在 10 米以内。"
+    ]

@@ -16,6 +16,8 @@ from selfcrag.split.sentences import join_wrapped_lines
 
 # Kinds of sentence an excerpt never grows into or from: they stand apart from the sentences around them.
 APART = ("heading", "code", "table")
+# A sentence ending so asks the next question: an excerpt never grows forward into it.
+QUESTION_MARKS = ("?", "？")
 
 
 @dataclass
@@ -105,6 +107,8 @@ def grow(excerpt: Excerpt, before: bool, budget: int, shown: set[str]) -> int:
     neighbour = by_position.get(excerpt.first - 1 if before else excerpt.last + 1)
     if neighbour is None or neighbour["kind"] in APART or neighbour["text"] in shown:
         return 0
+    if not before and neighbour["text"].rstrip().endswith(QUESTION_MARKS):
+        return 0  # a question after the excerpt opens the next item of a FAQ ("6.2 唤醒没有反应怎么办？")
     if len(neighbour["text"]) > budget:
         return 0
     excerpt.strips.insert(0, neighbour) if before else excerpt.strips.append(neighbour)
