@@ -196,6 +196,31 @@ def test_capitals_that_are_not_a_heading_stay_text(text: str) -> None:
     assert all(s.kind != "heading" for s in split_sentences(text))
 
 
+def test_a_numbered_line_alone_is_a_plain_text_heading() -> None:
+    text = "星火音箱手册\n\n1. 产品简介\n\n一款智能音箱。\n\n6. 常见问题\n\n6.1 无法联网怎么办？\n请确认网络。"
+    spans = [(s.kind, s.section, text[s.start : s.end]) for s in split_sentences(text)]
+    assert ("heading", ("1. 产品简介",), "1. 产品简介") in spans
+    assert ("text", ("1. 产品简介",), "一款智能音箱。") in spans
+    assert ("heading", ("6. 常见问题",), "6. 常见问题") in spans
+    assert all(
+        section == ("6. 常见问题",)
+        for kind, section, _ in spans[spans.index(("heading", ("6. 常见问题",), "6. 常见问题")) :]
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Steps\n\n1. Install the package\n\n2. Run the command\n\n3. Done\n\nThen it works.",  # a loose list
+        "退出值\n\n0 成功\n\n1 无法更新密码文件\n\n2 无效的命令语法",  # a man page's exit values
+        "Intro.\n\n1. Open the lid.\n\nMore.",  # a sentence
+        "Intro.\n\n① 打开盖子\n\nMore.",  # a list marker
+    ],
+)
+def test_numbered_lines_that_head_nothing_stay_text(text: str) -> None:
+    assert all(s.kind != "heading" for s in split_sentences(text))
+
+
 def test_section_path_follows_heading_levels() -> None:
     text = "前言。\n# 退款政策\n## 7.1 时限 ##\n七天内。\n### 细则\n细节。\n## 7.2 方式\n原路返回。\n# 其他\n无。"
     got = [(text[s.start : s.end], s.section) for s in split_sentences(text)]

@@ -32,7 +32,7 @@ FORMAT_VERSION = 1
 # 3: underlined headings, titles from a real title line, Markdown without its
 # HTML, man pages by section, PDF titles and "#" lines of PDF code as text;
 # 4: a "!", "?" or "." inside brackets closed on the same line ends no sentence,
-# and a line of capitals alone between blank lines is a plain-text heading).
+# and a line of capitals or a numbered title alone between blank lines is a plain-text heading).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
 INDEXING_VERSION = 4
 

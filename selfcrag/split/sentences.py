@@ -91,6 +91,13 @@ _CLAUSE = re.compile(
     r")"
 )
 _LIST = re.compile(r"[ \t\u3000]*[-*+•](?:[ \t]|$)")
+# A section number opening a plain-text heading line: "6. ", "2.1 ", "第二章 ", "一、" (group 1 the digits,
+# group 2 a 章/节 heading's unit), then a title (see _numbered_heading_level).
+_NUMBERED_HEADING = re.compile(
+    r"[ \t\u3000]*(?:(\d{1,3}(?:\.\d{1,3})*)\.?[ \t\u3000]+"
+    rf"|第[{_CN_NUM}\d]{{1,6}}([章节])[ \t\u3000]*"
+    rf"|[{_CN_NUM}]{{1,4}}、)"
+)
 
 # --- Sentence-level patterns -------------------------------------------------
 
@@ -278,6 +285,41 @@ def _is_caps_heading(lines: list[str], i: int) -> bool:
     )
 
 
+def _numbered_heading_level(lines: list[str], i: int) -> int:
+    """The level of line ``i`` as a plain-text heading by its number, or 0 when it is none.
+
+    A section number (``6.``, ``2.1``, ``第二章``, ``一、``) and a title, no sentence, alone between blank lines:
+    "6. 常见问题" is level 2 (under the document's title), "6.1 Wi-Fi" level 3, ``第二章`` 2 and ``第一节`` 3.
+    A list item's marker (``①``, ``(1)``, ``a)``) or an article (``第三条``) heads no section, nor does a line
+    whose nearest neighbour on either side is numbered at the same depth: items of a loose list ("1. Install it",
+    a blank line, "2. Run it") or of a man page's exit values ("0 成功") stand alone too.
+    """
+    line = lines[i]
+    if i + 1 < len(lines) and lines[i + 1].strip():
+        return 0
+    depth = _number_depth(line)
+    if not depth or _INDENTED.match(line):
+        return 0
+    match = _NUMBERED_HEADING.match(line)
+    if match is None or not is_title_line(line[match.end() :]):
+        return 0
+    for steps in (range(i - 1, -1, -1), range(i + 1, len(lines))):
+        neighbour = next((lines[j] for j in steps if lines[j].strip()), "")
+        if _number_depth(neighbour) == depth:
+            return 0
+    return 1 + depth
+
+
+def _number_depth(line: str) -> int:
+    """How deep a line's section number goes (``6.`` 1, ``6.1`` 2, ``第二章`` 1, ``第一节`` 2), 0 for none."""
+    match = _NUMBERED_HEADING.match(line)
+    if match is None:
+        return 0
+    if match.group(1):
+        return len([part for part in match.group(1).split(".") if part])
+    return 2 if match.group(2) == "节" else 1
+
+
 def _setext_level(lines: list[str], i: int) -> int:
     """The level of the heading line ``i`` underlines (1 for ``===``, 2 for ``---``), or 0 when it underlines none.
 
@@ -447,6 +489,13 @@ class _Splitter:
                 # A plain-text heading: a short line of capitals standing alone ("OPENING HOURS"); the document's
                 # first line is its title, the others its sections.
                 self._open_section(1 if not text[:line_start].strip() else 2, line.strip())
+                self._emit_range(line_start, line_end, "heading")
+                i += 1
+                continue
+            numbered = _numbered_heading_level(lines, i) if unit_start < 0 else 0
+            if numbered:
+                # A plain-text heading by its number, standing alone: "6. 常见问题", "2.1 Package contents".
+                self._open_section(numbered, line.strip())
                 self._emit_range(line_start, line_end, "heading")
                 i += 1
                 continue
