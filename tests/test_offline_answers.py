@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import selfcrag
@@ -37,6 +38,20 @@ def answer(question: str, data_dir: Path) -> str:
     assert run.returncode in (0, 4), run.stdout + run.stderr
     result = json.loads(run.stdout)
     return str(result["answer"] if result["status"] == "answered" else result["citations"][0]["quote"])
+
+
+def ask_own_document(tmp_path: Path, name: str, text: str, question: str) -> dict[str, Any]:
+    """Ingest one document of the test's through the CLI, ask about it, and return ``ask --json``'s result.
+
+    Offline the question ends answered (exit 0) or with the closest evidence (exit 4), never as an error.
+    """
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / name).write_text(text, encoding="utf-8")
+    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
+    run = selfcrag("ask", question, "--json", "--data-dir", "index", cwd=tmp_path)
+    result: dict[str, Any] = json.loads(run.stdout)
+    assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
+    return result
 
 
 def test_a_list_question_is_answered_with_the_whole_list(data_dir: Path) -> None:
@@ -99,12 +114,7 @@ def test_the_sentence_just_before_the_answer_is_never_quoted_alone_as_the_answer
 ) -> None:
     # The sentence before shares the question's words, the answer says "They" / "It" (issue 19): the last
     # release quoted the sentence before alone, labelled fully supported, exit 0.
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "proxy.md").write_text(LEAD_IN_FIRST, encoding="utf-8")
-    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
-    run = selfcrag("ask", question, "--json", "--data-dir", "index", cwd=tmp_path)
-    result = json.loads(run.stdout)
-    assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
+    result = ask_own_document(tmp_path, "proxy.md", LEAD_IN_FIRST, question)
     shown = result["answer"] if result["status"] == "answered" else result["citations"][0]["quote"]
     assert expected in shown
 
@@ -127,12 +137,9 @@ Members may borrow up to 20 items at once.
 def test_a_sentence_right_after_a_table_is_shown_beside_the_table(tmp_path: Path) -> None:
     # The evidence joined the answering sentence to the table just before it and showed only the table's rows:
     # "Through which channels can I extend my loans?" showed the loan table, not how to renew.
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "library.md").write_text(TABLE_BEFORE_THE_ANSWER, encoding="utf-8")
-    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
-    run = selfcrag("ask", "In what ways can I renew what I borrowed?", "--json", "--data-dir", "index", cwd=tmp_path)
-    result = json.loads(run.stdout)
-    assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
+    result = ask_own_document(
+        tmp_path, "library.md", TABLE_BEFORE_THE_ANSWER, "In what ways can I renew what I borrowed?"
+    )
     shown = [result["answer"]] if result["status"] == "answered" else [c["quote"] for c in result["citations"]]
     assert any("website, over the phone or at the help desk" in text for text in shown), shown
 
@@ -155,12 +162,7 @@ Cameras can be borrowed for up to three days.
 def test_a_plain_text_heading_in_capitals_is_a_section_not_part_of_the_quote(tmp_path: Path) -> None:
     # A plain-text handbook's "OPENING TIMES" line was read as a sentence: the evidence showed "OPENING TIMES The
     # studio is open…" under the document's title, and no section named where it stood.
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "studio.txt").write_text(CAPITAL_HEADINGS, encoding="utf-8")
-    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
-    run = selfcrag("ask", "At what time does the studio open?", "--json", "--data-dir", "index", cwd=tmp_path)
-    result = json.loads(run.stdout)
-    assert (run.returncode, result["status"]) in ((0, "answered"), (4, "closest_evidence")), run.stderr
+    result = ask_own_document(tmp_path, "studio.txt", CAPITAL_HEADINGS, "At what time does the studio open?")
     first = result["citations"][0]
     shown = result["answer"] if result["status"] == "answered" else first["quote"]
     assert "08:00 to 20:00" in shown and "OPENING TIMES" not in shown, shown
