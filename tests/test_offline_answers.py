@@ -167,3 +167,24 @@ def test_a_plain_text_heading_in_capitals_is_a_section_not_part_of_the_quote(tmp
     shown = result["answer"] if result["status"] == "answered" else first["quote"]
     assert "08:00 to 20:00" in shown and "OPENING TIMES" not in shown, shown
     assert first["section"] == ["RIVERSIDE STUDIO GUIDE", "OPENING TIMES"]
+
+
+NUMBERED_HEADINGS = """星火音箱使用说明
+
+1. 产品简介
+
+星火音箱是一款便携式智能音箱。
+
+2. 常见问题
+
+无法联网时，请确认连接的是 2.4GHz 网络，并让音箱靠近路由器。
+"""
+
+
+def test_a_plain_text_heading_by_its_number_is_the_section_of_the_evidence(tmp_path: Path) -> None:
+    # "2. 常见问题" on a line of its own was read as a sentence: the evidence stood under no section.
+    result = ask_own_document(tmp_path, "speaker.txt", NUMBERED_HEADINGS, "音箱连不上网该怎么处理？")
+    first = result["citations"][0]
+    shown = result["answer"] if result["status"] == "answered" else first["quote"]
+    assert "2.4GHz" in shown and "常见问题" not in shown, shown
+    assert first["section"] == ["2. 常见问题"]
