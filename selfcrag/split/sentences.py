@@ -264,60 +264,63 @@ def is_markdown_structure(line: str) -> bool:
     return bool(_ATX.match(line) or _FENCE.match(line) or _TABLE.match(line) or _UNDERLINE.match(line))
 
 
-def _is_caps_heading(lines: list[str], i: int) -> bool:
-    """Tell whether line ``i`` is a plain-text heading: capitals alone between blank lines, no sentence.
+def _plain_heading_level(lines: list[str], i: int, first: bool) -> int:
+    """The level of line ``i`` as a plain-text heading standing alone between blank lines, or 0 when it is none.
 
-    "OPENING HOURS AND CORE HOURS" or "ACCESS BADGES" over their paragraphs, as plain-text handbooks, RFCs and
-    manuals write them; not "NOTE: DO NOT IMMERSE.", a line in a paragraph, a list item or indented code. Text
-    without letter case (Chinese) never qualifies.
+    Two kinds, as plain-text handbooks, RFCs and manuals write them: a line of capitals ("OPENING HOURS AND
+    CORE HOURS"; level 1 when it is the document's ``first`` line, its title, else 2), or a section number and
+    a title (see :func:`_numbered_heading_level`). Never a line in a paragraph or indented code.
     """
     line = lines[i]
+    if (i + 1 < len(lines) and lines[i + 1].strip()) or _INDENTED.match(line):
+        return 0
+    if _is_caps_heading(line):
+        return 1 if first else 2
+    return _numbered_heading_level(lines, i)
+
+
+def _is_caps_heading(line: str) -> bool:
+    """Tell whether a line is capitals and no sentence: "ACCESS BADGES", not "NOTE: DO NOT IMMERSE." or a list item.
+
+    Text without letter case (Chinese) never qualifies.
+    """
     text = line.strip()
     letters = [ch for ch in text if ch.isalpha()]
     return (
         len(letters) >= 3
         and len(text) <= 60
         and all(ch.isascii() and ch.isupper() for ch in letters)
-        and not _INDENTED.match(line)
         and not _LIST.match(line)
-        and (i + 1 >= len(lines) or not lines[i + 1].strip())
         and is_title_line(text)
     )
 
 
 def _numbered_heading_level(lines: list[str], i: int) -> int:
-    """The level of line ``i`` as a plain-text heading by its number, or 0 when it is none.
+    """The level of line ``i``, standing alone, as a heading by its number, or 0 when it is none.
 
-    A section number (``6.``, ``2.1``, ``第二章``, ``一、``) and a title, no sentence, alone between blank lines:
-    "6. 常见问题" is level 2 (under the document's title), "6.1 Wi-Fi" level 3, ``第二章`` 2 and ``第一节`` 3.
-    A list item's marker (``①``, ``(1)``, ``a)``) or an article (``第三条``) heads no section, nor does a line
-    whose nearest neighbour on either side is numbered at the same depth: items of a loose list ("1. Install it",
-    a blank line, "2. Run it") or of a man page's exit values ("0 成功") stand alone too.
+    A section number (``6.``, ``2.1``, ``第二章``, ``一、``) and a title, no sentence: "6. 常见问题" is level 2
+    (under the document's title), "6.1 Wi-Fi" level 3, ``第二章`` 2 and ``第一节`` 3. A list item's marker
+    (``①``, ``(1)``, ``a)``) or an article (``第三条``) heads no section, nor does a line whose nearest neighbour
+    on either side is numbered at the same depth: items of a loose list ("1. Install it", a blank line, "2. Run
+    it") or of a man page's exit values ("0 成功") stand alone too.
     """
     line = lines[i]
-    if i + 1 < len(lines) and lines[i + 1].strip():
-        return 0
-    depth = _number_depth(line)
-    if not depth or _INDENTED.match(line):
-        return 0
     match = _NUMBERED_HEADING.match(line)
     if match is None or not is_title_line(line[match.end() :]):
         return 0
+    depth = _depth(match)
     for steps in (range(i - 1, -1, -1), range(i + 1, len(lines))):
-        neighbour = next((lines[j] for j in steps if lines[j].strip()), "")
-        if _number_depth(neighbour) == depth:
+        neighbour = _NUMBERED_HEADING.match(next((lines[j] for j in steps if lines[j].strip()), ""))
+        if neighbour is not None and _depth(neighbour) == depth:
             return 0
     return 1 + depth
 
 
-def _number_depth(line: str) -> int:
-    """How deep a line's section number goes (``6.`` 1, ``6.1`` 2, ``第二章`` 1, ``第一节`` 2), 0 for none."""
-    match = _NUMBERED_HEADING.match(line)
-    if match is None:
-        return 0
-    if match.group(1):
-        return len([part for part in match.group(1).split(".") if part])
-    return 2 if match.group(2) == "节" else 1
+def _depth(number: re.Match[str]) -> int:
+    """How deep a section number goes (``6.`` 1, ``6.1`` 2, ``第二章`` 1, ``第一节`` 2)."""
+    if number.group(1):
+        return len([part for part in number.group(1).split(".") if part])
+    return 2 if number.group(2) == "节" else 1
 
 
 def _setext_level(lines: list[str], i: int) -> int:
@@ -485,17 +488,12 @@ class _Splitter:
                 self._emit_lines(i, j, starts, lines, "table")
                 i = j + 1
                 continue
-            if unit_start < 0 and _is_caps_heading(lines, i):
-                # A plain-text heading: a short line of capitals standing alone ("OPENING HOURS"); the document's
-                # first line is its title, the others its sections.
-                self._open_section(1 if not text[:line_start].strip() else 2, line.strip())
-                self._emit_range(line_start, line_end, "heading")
-                i += 1
-                continue
-            numbered = _numbered_heading_level(lines, i) if unit_start < 0 else 0
-            if numbered:
-                # A plain-text heading by its number, standing alone: "6. 常见问题", "2.1 Package contents".
-                self._open_section(numbered, line.strip())
+            # A plain-text heading: capitals or a section number, alone ("OPENING HOURS", "6. 常见问题").
+            level = (
+                _plain_heading_level(lines, i, _NONSPACE.search(text, 0, line_start) is None) if unit_start < 0 else 0
+            )
+            if level:
+                self._open_section(level, line.strip())
                 self._emit_range(line_start, line_end, "heading")
                 i += 1
                 continue
