@@ -195,6 +195,35 @@ def test_a_numbered_line_alone_is_a_plain_text_heading() -> None:
     )
 
 
+def test_a_numbered_title_directly_over_its_text_is_a_heading() -> None:
+    text = (
+        "2. 开箱与联网\n\n2.1 包装清单\n音箱主机一台、充电线一根。\n\n2.2 首次联网\n① 下载星火 App。\n② 长按 Wi-Fi 键。"
+    )
+    spans = [(s.kind, s.section, text[s.start : s.end]) for s in split_sentences(text)]
+    box, first_use = ("2. 开箱与联网", "2.1 包装清单"), ("2. 开箱与联网", "2.2 首次联网")
+    assert spans[1:] == [
+        ("heading", box, "2.1 包装清单"),
+        ("text", box, "音箱主机一台、充电线一根。"),
+        ("heading", first_use, "2.2 首次联网"),
+        ("clause", first_use, "① 下载星火 App。"),
+        ("clause", first_use, "② 长按 Wi-Fi 键。"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Intro.\n\n1. The kettle must stand on a\nflat surface.",  # a hard-wrapped sentence, lower case next
+        "Intro.\n\n1. Place the kettle on its base\n   before you switch it on.",  # an indented continuation
+        "Intro.\n\n1. Install the package\n2. Run the command",  # a tight list
+        "前言。\n\n4.1 音箱内置锂电池，满电播放约 12 小时\n待机约 15 天。",  # a sentence, not a title
+        "Intro.\n\n1. Place the kettle on its base and make sure that\nThe Cord Is Dry.",  # longer than a title
+    ],
+)
+def test_numbered_lines_over_text_that_head_nothing_stay_text(text: str) -> None:
+    assert all(s.kind != "heading" for s in split_sentences(text))
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -32,9 +32,10 @@ FORMAT_VERSION = 1
 # 3: underlined headings, titles from a real title line, Markdown without its
 # HTML, man pages by section, PDF titles and "#" lines of PDF code as text;
 # 4: a "!", "?" or "." inside brackets closed on the same line ends no sentence,
-# and a line of capitals or a numbered title alone between blank lines is a plain-text heading).
+# and a line of capitals or a numbered title alone between blank lines is a plain-text heading;
+# 5: a numbered title directly over its text, "2.1 包装清单" then "音箱主机一台…", is a heading too).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
-INDEXING_VERSION = 4
+INDEXING_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

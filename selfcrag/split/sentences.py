@@ -70,6 +70,9 @@ _TABLE = re.compile(r"[ \t]{0,3}\|")
 _UNDERLINE = re.compile(r"[ \t]{0,3}(={3,}|-{3,})[ \t]*$")
 # Lines indented as a code block: never a title.
 _INDENTED = re.compile(r"(?: {4}|\t)")
+# Characters at most of a numbered title directly over its text, with no blank line between: a longer line is
+# more likely a hard-wrapped sentence's first line ("1. The kettle must stand on a flat" / "surface.").
+_TITLE_OVER_TEXT = 40
 
 # Line-start markers. The lookahead after ASCII markers demands whitespace or a
 # non-ASCII (typically CJK) character, so "3.14159" or "1)foo" glued to ASCII
@@ -265,17 +268,28 @@ def is_markdown_structure(line: str) -> bool:
 
 
 def _plain_heading_level(lines: list[str], i: int, first: bool) -> int:
-    """The level of line ``i`` as a plain-text heading standing alone between blank lines, or 0 when it is none.
+    """The level of line ``i``, which starts a block, as a plain-text heading, or 0 when it is none.
 
-    Two kinds, as plain-text handbooks, RFCs and manuals write them: a line of capitals ("OPENING HOURS AND
-    CORE HOURS"; level 1 when it is the document's ``first`` line, its title, else 2), or a section number and
-    a title (see :func:`_numbered_heading_level`). Never a line in a paragraph or indented code.
+    Two kinds, as plain-text handbooks, RFCs and manuals write them: a line of capitals standing alone between
+    blank lines ("OPENING HOURS AND CORE HOURS"; level 1 when it is the document's ``first`` line, its title,
+    else 2), or a section number and a title (see :func:`_numbered_heading_level`), alone or directly over its
+    text ("2.1 包装清单", then "音箱主机一台…" on the next line). Never indented code, nor the first line of a
+    hard-wrapped paragraph: a numbered line over an indented or lower-case line, one longer than
+    ``_TITLE_OVER_TEXT`` or one with a comma, colon or semicolon in it is the start of a sentence that goes on.
     """
     line = lines[i]
-    if (i + 1 < len(lines) and lines[i + 1].strip()) or _INDENTED.match(line):
+    if _INDENTED.match(line):
         return 0
-    if _is_caps_heading(line):
-        return 1 if first else 2
+    following = lines[i + 1] if i + 1 < len(lines) else ""
+    if not following.strip():
+        return (1 if first else 2) if _is_caps_heading(line) else _numbered_heading_level(lines, i)
+    title = line.strip()
+    if _INDENTED.match(following) or _UNDERLINE.match(following) or following.lstrip()[:1].islower():
+        return 0
+    if len(title) > _TITLE_OVER_TEXT:
+        return 0
+    if any(mark in title for mark in _CONTINUERS):
+        return 0
     return _numbered_heading_level(lines, i)
 
 
