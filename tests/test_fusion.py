@@ -1,6 +1,6 @@
 import pytest
 
-from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
+from selfcrag.search.fusion import lexical_weight, reciprocal_rank_fusion, weighted_score_fusion
 
 
 def test_rrf_sums_reciprocal_ranks_with_k_60():
@@ -39,3 +39,16 @@ def test_weighted_fusion_min_max_normalises_each_list():
 def test_weighted_fusion_single_item_lists_count_fully():
     fused = dict(weighted_score_fusion([[("a", 0.3)], []], [0.7, 0.3]))
     assert fused["a"] == pytest.approx(0.7)
+
+
+def test_bm25s_weight_is_the_share_of_the_question_its_best_hit_holds_to_a_power():
+    question = ["electr", "goe", "long", "rememb", "prefer"]
+    title_only = {"brewlin", "k2", "electr", "kettl", "user", "guid"}  # "Electric Kettle" in the heading path
+    assert lexical_weight(question, [title_only], 2.0) == pytest.approx((1 / 5) ** 2)
+    assert lexical_weight(question, [title_only, {"long", "rememb", "prefer"}], 2.0) == pytest.approx((3 / 5) ** 2)
+    assert lexical_weight(question, [set(question)], 2.0) == 1.0
+    assert lexical_weight(question, [title_only], 0.0) == 1.0  # plain RRF
+
+
+def test_a_question_without_terms_keeps_bm25s_weight():
+    assert lexical_weight([], [{"kettl"}], 2.0) == 1.0

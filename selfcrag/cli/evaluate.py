@@ -101,10 +101,10 @@ def evaluate(
     configs: Annotated[
         str | None,
         typer.Option(
-            help="Comma-separated configurations. Retrieval: hybrid (default), dense, bm25, hybrid-nowindow, weighted, "
-            "chunk512; the ways of cutting documents: chunk512, sentence-windows, semantic-windows, semantic-chunks, "
-            "propositions (needs a chat model); answer: selfcrag (default), no-rewrite, plain. Override settings "
-            "with @, e.g. hybrid@window=2 or selfcrag@upper_threshold=0.7."
+            help="Comma-separated configurations. Retrieval: hybrid (default), dense, bm25, hybrid-nowindow, "
+            "plain-rrf, weighted, chunk512; the ways of cutting documents: chunk512, sentence-windows, "
+            "semantic-windows, semantic-chunks, propositions (needs a chat model); answer: selfcrag (default), "
+            "no-rewrite, plain. Override settings with @, e.g. hybrid@window=2 or selfcrag@upper_threshold=0.7."
         ),
     ] = None,
     windows: Annotated[

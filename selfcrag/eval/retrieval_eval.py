@@ -54,6 +54,7 @@ NAMED_CONFIGS: dict[str, dict[str, Any]] = {
     "dense": {"mode": "dense"},
     "bm25": {"mode": "bm25"},
     "hybrid-nowindow": {"window": 0, "section_ratio": 2.0},
+    "plain-rrf": {"lexical_power": 0.0},
     "weighted": {"fusion": "weighted", "dense_weight": 0.5, "bm25_weight": 0.5},
     "sentence-windows": {"semantic_breaks": 0},
     "semantic-windows": {"semantic_breaks": SEMANTIC_BREAKS},

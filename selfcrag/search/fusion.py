@@ -1,8 +1,8 @@
-"""Merging rankings: Reciprocal Rank Fusion, and weighted min-max score fusion."""
+"""Merging rankings: Reciprocal Rank Fusion, and weighted min-max score fusion; BM25's weight in them."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -33,6 +33,32 @@ def reciprocal_rank_fusion(
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     # dicts keep insertion order, and sorted() is stable: ties keep first appearance.
     return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def lexical_weight(question: Iterable[str], best_hits: Sequence[set[str]], power: float) -> float:
+    """How much BM25's ranking counts in the fusion: the share of the question's terms its best hit holds.
+
+    RRF gives a list's first place the same weight whether it matched the whole question or one word of it. A
+    paraphrased question ("If the electricity goes out, how long will it remember my preferences?") shares
+    one stem with a document's title ("Electric Kettle") and none with its answer ("The backup battery keeps
+    the settings for 48 hours during a power cut"): BM25 then ranks every sentence under that title, and each
+    one that the dense ranking also holds outranks the dense ranking's first, which it alone holds. Weighing
+    BM25 by how much of the question it found keeps its ranking where it matched the question's words, and lets
+    the meaning decide where it did not.
+
+    Args:
+        question: The question's terms (:func:`~selfcrag.index.tokenize.tokenize`).
+        best_hits: The terms of BM25's best hits, as they were indexed (heading path and sentence).
+        power: The share is raised to this power (chosen on the calibration halves: docs/results.md).
+
+    Returns:
+        A factor in [0, 1] for BM25's weight; 1 when the question has no terms.
+    """
+    wanted = set(question)
+    if not wanted:
+        return 1.0
+    share = max((len(wanted & hit) / len(wanted) for hit in best_hits), default=0.0)
+    return float(share**power)
 
 
 def weighted_score_fusion(

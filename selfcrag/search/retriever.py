@@ -17,10 +17,13 @@ from selfcrag.index.reader import IndexReader
 from selfcrag.index.sparse import query_vector
 from selfcrag.index.store import APPROXIMATE, EXACT, SearchLists
 from selfcrag.index.tokenize import tokenize
-from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
+from selfcrag.search.fusion import lexical_weight, reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
 from selfcrag.settings import Settings
 from selfcrag.spans import Passage, SentenceHit
+
+# BM25 hits read to weigh BM25's ranking: how much of the question the best of them holds.
+LEXICAL_HITS = 3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +53,9 @@ class RetrievalConfig:
         dense_search: ``approximate`` (HNSW over int8 copies, rescored) or
             ``exact`` (every vector scored), so quality figures can be
             measured without the approximation.
+        lexical_power: BM25's weight is multiplied by the share of the
+            question's terms that its best hits hold, to this power
+            (:func:`~selfcrag.search.fusion.lexical_weight`; 0: plain RRF).
     """
 
     top_k: int
@@ -64,6 +70,7 @@ class RetrievalConfig:
     section_ratio: float = 0.6
     semantic_breaks: int = 0
     dense_search: Literal["approximate", "exact"] = "approximate"
+    lexical_power: float = 2.0
 
     def with_(self, **changes: object) -> RetrievalConfig:
         """Return a copy with some fields changed."""
@@ -145,13 +152,18 @@ class Retriever:
         if config.mode in ("hybrid", "dense"):
             dense = self.embedder.embed_question(query)
             lap("embed")
-        sparse = query_vector(tokenize(query)) if config.mode in ("hybrid", "bm25") else None
+        terms = tokenize(query)
+        sparse = query_vector(terms) if config.mode in ("hybrid", "bm25") else None
         lists = self.index.search(
             dense,
             sparse,
             candidates=config.candidates,
             dense_search=EXACT if config.dense_search == "exact" else APPROXIMATE,
         )
+        if config.mode == "hybrid" and config.lexical_power and lists.sparse:
+            best = self.index.by_point_ids([pid for pid, _ in lists.sparse[:LEXICAL_HITS]])
+            matched = [set(tokenize(sentence.searchable())) for sentence in best.values()]
+            config = config.with_(bm25_weight=config.bm25_weight * lexical_weight(terms, matched, config.lexical_power))
         lap("search")
         hits = self._resolve(fuse(lists, config), 2 * config.top_k)
         passages = expand_windows(
