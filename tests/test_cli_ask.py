@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,10 +69,12 @@ def test_an_unconfirmed_answer_exits_4_showing_the_closest_sentences_cited(index
     header, *shown = result["answer"].splitlines()
     assert header == "Not confirmed: the closest the documents come is:"
     # The sentences themselves (with their neighbours), each excerpt cited where it stands in the guide: as many
-    # as were chosen for themselves at most (evidence_sentences), fewer where neighbours joined them.
-    assert 1 <= len(shown) == len(result["citations"]) <= Context().evidence_sentences
-    for line, citation in zip(shown, result["citations"], strict=True):
-        assert line == f"{citation['quote']} [{citation['n']}]"
+    # as were chosen for themselves at most (evidence_sentences), fewer where neighbours joined them. An excerpt
+    # is one line, but a table's: its header and matching rows, one a line, the marker after the last.
+    excerpts = re.findall(r"(.+?) \[(\d+)\](?:\n|$)", "\n".join(shown), flags=re.DOTALL)
+    assert 1 <= len(excerpts) == len(result["citations"]) <= Context().evidence_sentences
+    for (quote, n), citation in zip(excerpts, result["citations"], strict=True):
+        assert (quote, int(n)) == (citation["quote"], citation["n"])
         assert citation["source"].endswith("aurora-api-guide.md") and citation["first"] <= citation["last"]
 
 
