@@ -124,7 +124,9 @@ class Retriever:
         """Retrieve the best passages for a query.
 
         Hybrid search is one request to the engine for the dense and BM25
-        lists, fused here by Reciprocal Rank Fusion (:func:`fuse`).
+        lists, fused here by Reciprocal Rank Fusion (:func:`fuse`), BM25's
+        weight set by how much of the question its best hits hold (their
+        sentences are fetched, a second request).
 
         Args:
             query: The question or search words.
