@@ -12,7 +12,7 @@ import numpy as np
 from selfcrag.errors import UserError
 from selfcrag.index.embed import Embedder, load_embedder
 from selfcrag.index.engine import open_reader
-from selfcrag.index.points import PROPOSITION, proposed_from
+from selfcrag.index.points import PROPOSITION, StoredSentence, proposed_from
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.sparse import query_vector
 from selfcrag.index.store import APPROXIMATE, EXACT, SearchLists
@@ -162,12 +162,13 @@ class Retriever:
             candidates=config.candidates,
             dense_search=EXACT if config.dense_search == "exact" else APPROXIMATE,
         )
+        fetched: dict[str, StoredSentence] = {}
         if config.mode == "hybrid" and config.lexical_power and lists.sparse:
-            best = self.index.by_point_ids([pid for pid, _ in lists.sparse[:LEXICAL_HITS]])
-            matched = [set(tokenize(sentence.searchable())) for sentence in best.values()]
+            fetched = self.index.by_point_ids([pid for pid, _ in lists.sparse[:LEXICAL_HITS]])
+            matched = [set(tokenize(sentence.searchable())) for sentence in fetched.values()]
             config = config.with_(bm25_weight=config.bm25_weight * lexical_weight(terms, matched, config.lexical_power))
         lap("search")
-        hits = self._resolve(fuse(lists, config), 2 * config.top_k)
+        hits = self._resolve(fuse(lists, config), 2 * config.top_k, fetched)
         passages = expand_windows(
             self.index,
             hits,
@@ -181,15 +182,20 @@ class Retriever:
         lap("expand")
         return SearchResult(query, passages, timings)
 
-    def _resolve(self, ranked: list[ScoredHit], batch: int) -> Iterator[SentenceHit]:
+    def _resolve(
+        self, ranked: list[ScoredHit], batch: int, fetched: dict[str, StoredSentence]
+    ) -> Iterator[SentenceHit]:
         """Turn ranked point ids into hits, fetching their sentences a few at a time as windows consume them.
+
+        Sentences already ``fetched`` (BM25's best, read to weigh its ranking) are not fetched again.
 
         A proposition stands for the sentences it was drawn from: each becomes a hit with its
         scores, so the passage shown (and cited) is the document's own text.
         """
         for start in range(0, len(ranked), batch):
             chunk = ranked[start : start + batch]
-            found = self.index.by_point_ids([h.point_id for h in chunk])
+            missing = [h.point_id for h in chunk if h.point_id not in fetched]
+            found = {**fetched, **self.index.by_point_ids(missing)} if missing else fetched
             for h in chunk:
                 sentence = found.get(h.point_id)
                 if sentence is None:
