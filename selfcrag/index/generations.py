@@ -28,10 +28,12 @@ no lock on the shard itself and any number of processes can open one.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -64,10 +66,16 @@ def nearest_existing(data_dir: Path) -> Path:
 
 
 def check_data_dir(data_dir: Path) -> None:
-    """Make sure a data folder can hold an index: no file stands where a folder must be.
+    """Make sure a data folder can hold an index: no file stands where a folder must be, and no part is a link.
+
+    selfcrag never makes a symbolic link in a data folder, so a link among its parts was
+    planted (an unpacked archive, a cloned repository): removing dead readers' views, old
+    generations or leftovers through it would delete, and writing through it would write,
+    outside the data folder.
 
     Raises:
-        UserError: The data folder, its index folder or a parent of them is a file.
+        UserError: The data folder, its index folder or a parent of them is a file, or a
+            part of the data folder is a symbolic link.
     """
     path = nearest_existing(data_dir)
     if not path.is_dir():
@@ -75,6 +83,70 @@ def check_data_dir(data_dir: Path) -> None:
             f"the data folder {data_dir} cannot be used: {path} is a file, not a folder; "
             "set --data-dir or SELFCRAG_DATA_DIR to a folder"
         )
+    link = planted_link(data_dir)
+    if link is not None:
+        raise UserError(
+            f"the data folder {data_dir} cannot be used: {link} is a symbolic link, and selfcrag never "
+            "follows links in its data folder; remove the link, or set --data-dir to another folder"
+        )
+
+
+DATA_DIR_PARTS = (
+    INDEX_DIR,
+    "cache",  # the offline evaluator's background vectors (selfcrag.heuristics.background.CACHE_DIR)
+    "chat_endpoints.json",  # selfcrag.llm.capabilities.FILE_NAME
+    "conversations.sqlite",  # selfcrag.cli.chat.CONVERSATIONS_FILE, and SQLite's files beside it
+    "conversations.sqlite-wal",
+    "conversations.sqlite-shm",
+    "conversations.sqlite-journal",
+    "chat_history",  # selfcrag.cli.chat.HISTORY_FILE
+    "eval",
+    "baselines",
+    "propositions",
+    "snapshot.pkl",  # an older version's files, removed by ingest
+    "qdrant",
+    "ingest.lock",
+)
+"""The names selfcrag reads, writes or removes directly inside a data folder."""
+
+
+def planted_link(data_dir: Path) -> Path | None:
+    """The first part of a data folder that is a symbolic link, or None.
+
+    The parts are :data:`DATA_DIR_PARTS` inside the data folder, everything directly inside
+    its index folder and its views folder, and everything directly inside each generation.
+    The data folder itself may be a link: a person can keep it on another disk.
+    """
+    root = index_root(data_dir)
+    for path in (data_dir / name for name in DATA_DIR_PARTS):
+        if path.is_symlink():
+            return path
+    for folder in (root, root / VIEWS_DIR, *(root / name for name in _entries(root) if _GENERATION.fullmatch(name))):
+        for name in _entries(folder):
+            if (folder / name).is_symlink():
+                return folder / name
+    return None
+
+
+_GENERATION = re.compile(r"\.?gen-\d{6,}(?:\.tmp|\.trash)?")
+
+
+def _entries(folder: Path) -> list[str]:
+    """The names in a real folder (never one reached through a link); empty when it is missing."""
+    if not is_real_folder(folder):
+        return []
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def is_real_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder itself, not a link to one (nothing is followed)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def generation_number(name: str) -> int:
@@ -118,6 +190,32 @@ def _write_pointer(root: Path, name: str) -> None:
     _fsync_dir(root)
 
 
+def open_lock_file(path: Path, mode: str = "a") -> IO[str]:
+    """Open a lock file of the index, never through a symbolic link.
+
+    Args:
+        path: The lock file.
+        mode: ``"a"`` makes it when it is missing; ``"r"`` only opens one that exists.
+
+    Raises:
+        FileNotFoundError: ``mode`` is ``"r"`` and there is no such file (or its folder is missing).
+        UserError: The lock file is a symbolic link (planted: selfcrag never makes one).
+    """
+    flags = os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_WRONLY | os.O_APPEND | os.O_CREAT if mode == "a" else os.O_RDONLY)
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UserError(
+                f"{path} is a symbolic link, and selfcrag never follows links in its data folder; remove it"
+            ) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UserError(f"{path} is not a file: remove it, or run `selfcrag ingest PATH` to rebuild the index")
+    return os.fdopen(fd, mode)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -159,7 +257,7 @@ def acquire(root: Path, attempts: int = 200) -> Lease | None:
             return None
         path = root / name
         try:
-            handle = (path / READERS_LOCK).open("a")
+            handle = open_lock_file(path / READERS_LOCK)
         except FileNotFoundError:
             if not path.exists() and read_pointer(root) == name:
                 raise UserError(
@@ -196,7 +294,9 @@ def writer_lock(root: Path, on_wait: Callable[[str], None] | None = None, *, wai
         Whether this process holds the lock.
     """
     root.mkdir(parents=True, exist_ok=True)
-    handle = (root / "writer.lock").open("a")
+    if not is_real_folder(root):
+        raise UserError(f"{root} is a symbolic link, and selfcrag never follows links in its data folder; remove it")
+    handle = open_lock_file(root / "writer.lock")
     try:
         try:
             portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
@@ -217,9 +317,7 @@ def writer_lock(root: Path, on_wait: Callable[[str], None] | None = None, *, wai
 
 def published(root: Path) -> list[str]:
     """Names of the published generations, oldest first."""
-    if not root.exists():
-        return []
-    names = [p.name for p in root.iterdir() if p.is_dir() and _NAME.fullmatch(p.name)]
+    names = [name for name in _entries(root) if _NAME.fullmatch(name) and is_real_folder(root / name)]
     return sorted(names, key=generation_number)
 
 
@@ -258,12 +356,11 @@ def publish(root: Path, tmp: Path) -> str:
 
 def clean_leftovers(root: Path) -> None:
     """Remove what killed writers left: temporary and half-deleted generations (writer only)."""
-    if not root.exists():
-        return
-    for path in root.iterdir():
-        if path.name.startswith(".gen-") and (path.name.endswith(".tmp") or path.name.endswith(".trash")):
-            shutil.rmtree(path, ignore_errors=True)
-        elif path.name.startswith(f".{POINTER}.") and path.name.endswith(".tmp"):
+    for name in _entries(root):
+        path = root / name
+        if name.startswith(".gen-") and (name.endswith(".tmp") or name.endswith(".trash")):
+            _remove(path)
+        elif name.startswith(f".{POINTER}.") and name.endswith(".tmp"):
             path.unlink(missing_ok=True)
     remove_stale_views(root / VIEWS_DIR)
 
@@ -281,8 +378,8 @@ def sweep(root: Path) -> list[str]:
             continue
         path = root / name
         try:
-            handle = (path / READERS_LOCK).open("a")
-        except FileNotFoundError:
+            handle = open_lock_file(path / READERS_LOCK)
+        except (FileNotFoundError, UserError):
             handle = None
         try:
             if handle is not None:
@@ -297,8 +394,21 @@ def sweep(root: Path) -> list[str]:
         finally:
             if handle is not None:
                 handle.close()
-        shutil.rmtree(root / f".{name}.trash", ignore_errors=True)
+        _remove(root / f".{name}.trash")
     return deleted
+
+
+def _remove(path: Path) -> None:
+    """Remove a folder of the index and what is in it; a link in its place loses only the link itself.
+
+    ``shutil.rmtree`` never follows links inside the folder it removes (it works on file
+    descriptors); the check here keeps the folder itself from being one.
+    """
+    if is_real_folder(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with suppress(FileNotFoundError, IsADirectoryError):
+            path.unlink()
 
 
 # --------------------------------------------------------------------------- readers' views
@@ -318,7 +428,7 @@ class View:
     def release(self) -> None:
         """Remove the view (and the views folder, when it was the last one)."""
         try:
-            shutil.rmtree(self.path, ignore_errors=True)
+            _remove(self.path)
             self.path.with_name(self.path.name + ".lock").unlink(missing_ok=True)
         finally:
             self.handle.close()
@@ -343,7 +453,11 @@ def open_view(views: Path, name: str) -> View:
         pending = views / f"{token}.lock.tmp"
         try:
             views.mkdir(exist_ok=True)
-            handle = pending.open("a")
+            if views.is_symlink():  # a folder just removed by the last view's reader is made again next time round
+                raise UserError(
+                    f"{views} is a symbolic link, and selfcrag never follows links in its data folder; remove it"
+                )
+            handle = open_lock_file(pending)
         except (FileNotFoundError, FileExistsError):
             continue  # the last view was just closed and took the folder with it
         try:
@@ -368,27 +482,31 @@ def remove_stale_views(views: Path) -> None:
     """Remove the views in a folder of views whose readers are gone (their lock is free)."""
     # Folders first: a view's lock file exists before its folder does, so a folder listed here
     # whose lock is not listed next was being removed.
-    try:
-        folders = [path for path in views.iterdir() if path.is_dir()]
-        locks = {p.name.removesuffix(".lock.tmp").removesuffix(".lock"): p for p in views.glob("*.lock*")}
-    except FileNotFoundError:
-        return  # no views, or the last reader just removed the folder
+    # Nothing is followed: a views folder that is a link (planted: selfcrag never makes one)
+    # would make every folder of its target look like a dead reader's view.
+    names = _entries(views)
+    folders = [views / name for name in names if is_real_folder(views / name)]
+    locks = {
+        name.removesuffix(".lock.tmp").removesuffix(".lock"): views / name
+        for name in names
+        if ".lock" in name and not (views / name).is_symlink()
+    }
     for path in folders:
         if path.name not in locks:
-            shutil.rmtree(path, ignore_errors=True)
+            _remove(path)
     for token, lock in locks.items():
         try:
             # Never "a": a lock file just renamed by its reader would be made again here, empty
             # and free, and this cleaner would take the living reader's view for a dead one's.
-            handle = lock.open("r")
-        except OSError:
+            handle = open_lock_file(lock, "r")
+        except (OSError, UserError):
             continue
         try:
             try:
                 portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
             except portalocker.exceptions.LockException:
                 continue  # its reader lives
-            shutil.rmtree(views / token, ignore_errors=True)
+            _remove(views / token)
             lock.unlink(missing_ok=True)
         finally:
             handle.close()

@@ -29,6 +29,8 @@ import os
 import re
 from pathlib import Path
 
+from selfcrag.errors import UserError
+
 try:
     import fcntl
 except ImportError:  # not a POSIX system: no reflinks
@@ -101,6 +103,11 @@ def mirror_shard(source: Path, target: Path, *, for_writer: bool, symlinks: bool
             optimized[segment] = (source / "segments" / segment / OPTIMIZED_MARK).exists()
         for name in names:
             origin, destination = Path(folder) / name, target / relative / name
+            if origin.is_symlink():  # planted: the engine never makes one, and a view must not read through it
+                raise UserError(
+                    f"{origin} is a symbolic link, and selfcrag never follows links in its data folder; "
+                    "run `selfcrag ingest PATH` with a new --data-dir to rebuild the index"
+                )
             share = shareable(name, optimized.get(segment, False), for_writer=for_writer)
             if symlinks and APPEND_ONLY.fullmatch(name):
                 share = False  # a store counts its pages by listing regular files: a symbolic link is no page to it

@@ -7,11 +7,13 @@ request), ``retrieve`` (points by computed id) and ``count``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import math
 import os
 import sqlite3
+import stat
 import sys
 import tempfile
 import threading
@@ -430,8 +432,7 @@ class EdgeStore(SentenceStore):
             unwritable = isinstance(error, OSError) and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
             if not (unwritable or is_disk_full(error)):
                 raise
-        views = Path(tempfile.gettempdir()) / "selfcrag-views"
-        return cls._load_view(shard, views, generation, symlinks=True)
+        return cls._load_view(shard, private_temporary_views(), generation, symlinks=True)
 
     @classmethod
     def _load_view(cls, shard: Path, views: Path, generation: str, *, symlinks: bool) -> EdgeStore:
@@ -776,3 +777,22 @@ class ServerStore(SentenceStore):
 
     def close(self) -> None:  # noqa: D102
         self.client.close()
+
+
+def private_temporary_views() -> Path:
+    """This user's own folder of views in the temporary folder, made private (0700) where missing.
+
+    The temporary folder is shared with every local user: a folder of that name that is a
+    link, or that another user made, would let them choose where a reader's views are made
+    and which folders its clean-up removes.
+
+    Raises:
+        OSError: The folder cannot be made, or is not this user's own private folder.
+    """
+    views = Path(tempfile.gettempdir()) / f"selfcrag-views-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        views.mkdir(mode=0o700)
+    info = os.lstat(views)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise OSError(errno.EPERM, "not this user's own private folder", str(views))
+    return views
