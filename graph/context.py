@@ -14,7 +14,17 @@ are too likely to be set for some other program. The Qdrant server URL reads
 option) always wins, even when it equals the default.
 
 Credentials are not knobs: ``OPENAI_API_KEY`` and ``QDRANT_API_KEY`` are read
-from the environment by :meth:`Context.settings`, so Studio never shows them.
+from the environment by :meth:`Context.settings`, so Studio never shows them,
+and each goes only to the URLs the environment names with it: ``QDRANT_API_KEY``
+to ``QDRANT_URL``, ``OPENAI_API_KEY`` to ``OPENAI_BASE_URL`` (else OpenAI's API)
+and ``SELFCRAG_EMBEDDING_BASE_URL``. A context naming another URL gets no key.
+
+A served graph (the LangGraph API server: ``selfcrag studio``, ``langgraph dev``,
+an image of ``langgraph build``) runs whatever context its callers send. There a
+run may not choose the index or a server (:data:`SERVER_CHOSEN_KNOBS`: another
+``data_dir`` answers from another index on the disk) unless the operator lists
+the knob in ``SELFCRAG_RUN_CONTEXT_ALLOWS``; the user's own process (the Python
+API, ``graph.invoke``, the CLI) may set them all.
 
 Each knob declares the values it takes (:class:`Allowed`: a type and a range)
 beside its default, and :meth:`Context.__post_init__` checks them all, however
@@ -26,6 +36,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -34,10 +45,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from selfcrag.env_file import load_env_file
-from selfcrag.errors import UserError
+from selfcrag.errors import SettingError, UserError
 from selfcrag.index.engine import LOCAL_PREFIX
 from selfcrag.search.retriever import RetrievalConfig
-from selfcrag.settings import Settings
+from selfcrag.settings import OPENAI_API_URL, Settings, same_endpoint
 
 StructuredOutputMethod = Literal["json_schema", "function_calling", "json_mode"]
 VectorPlacement = Literal["disk", "memory"]
@@ -46,6 +57,16 @@ Answerer = Literal["auto", "chat", "offline"]
 DenseSearchMode = Literal["approximate", "exact"]
 
 ENV_PREFIX = "SELFCRAG_"
+
+# Set in a process that serves the graph to runs others send: `selfcrag studio` and langgraph.json set it, and
+# the LangGraph API server's own LANGSERVE_GRAPHS (its graph list, set by `langgraph dev` and in images built
+# by `langgraph build`) marks a server started from a configuration that does not.
+SERVED = "SELFCRAG_SERVED"
+SERVED_VARIABLES = (SERVED, "LANGSERVE_GRAPHS")
+RUN_CONTEXT_ALLOWS = "SELFCRAG_RUN_CONTEXT_ALLOWS"
+# The knobs that choose which index a run reads and which servers it talks to: a served run keeps the
+# operator's, unless RUN_CONTEXT_ALLOWS names them. (The chat endpoint is not a knob: OPENAI_BASE_URL only.)
+SERVER_CHOSEN_KNOBS = ("data_dir", "collection", "qdrant_url", "embedding_base_url")
 
 
 def _environment(name: str) -> str | None:
@@ -99,7 +120,14 @@ class Allowed:
             prefix = next((p for p in self.urls if value.startswith(p)), None)
             if prefix is None or not value.removeprefix(prefix).strip():
                 return False
-            return not prefix.endswith("//") or bool(urlsplit(value).hostname)
+            if not prefix.endswith("//"):
+                return True
+            try:
+                parts = urlsplit(value)
+                _ = parts.port  # a port that is not a number raises here, not in the client later
+            except ValueError:  # `http://[::1` (an unclosed IPv6 address), `http://host:http`
+                return False
+            return bool(parts.hostname)
         return bool(value.strip()) or not self.non_empty
 
     def describe(self, kind: object) -> str:
@@ -167,7 +195,7 @@ def _convert(raw: str, kind: object, variable: str, allowed: Allowed) -> object:
         if kind is float:
             return float(raw)
     except ValueError:
-        raise UserError(
+        raise SettingError(
             f"environment variable {variable}={raw!r} is not a number: give {allowed.describe(kind)}"
         ) from None
     return raw
@@ -459,7 +487,7 @@ class Context:
         """Check every knob against its declared type and range, so a bad value is one line, never a traceback later.
 
         Raises:
-            UserError: A knob's value is of the wrong type or out of range (the message names the environment
+            SettingError: A knob's value is of the wrong type or out of range (the message names the environment
                 variable when the value came from there), or the lower threshold is above the upper one.
         """
         if isinstance(self.data_dir, os.PathLike):
@@ -468,29 +496,59 @@ class Context:
             value = getattr(self, knob_field.name)
             allowed, kind = knob_field.metadata["allowed"], knob_field.metadata["kind"]
             if not allowed.admits(value, kind):
-                raise UserError(_refusal(knob_field.name, value, knob_field.metadata["env"], allowed, kind))
+                raise SettingError(_refusal(knob_field.name, value, knob_field.metadata["env"], allowed, kind))
         if self.lower_threshold > self.upper_threshold:  # a grade would be Correct and Incorrect at once
-            raise UserError(
+            raise SettingError(
                 f"upper_threshold={self.upper_threshold!r} is below lower_threshold={self.lower_threshold!r}: "
                 "set SELFCRAG_UPPER_THRESHOLD at or above SELFCRAG_LOWER_THRESHOLD"
             )
+        if is_served():
+            self._refuse_server_choices_the_operator_did_not_allow()
+
+    def _refuse_server_choices_the_operator_did_not_allow(self) -> None:
+        """On a served graph, refuse a context whose index or servers differ from the operator's (the environment's).
+
+        Raises:
+            SettingError: A knob of :data:`SERVER_CHOSEN_KNOBS` differs and ``SELFCRAG_RUN_CONTEXT_ALLOWS`` does not
+                name it, or that variable names something else.
+        """
+        allowed = run_context_allows()
+        for name in SERVER_CHOSEN_KNOBS:
+            default = Context.__dataclass_fields__[name].default_factory
+            assert callable(default)  # every knob's default comes from the environment through a factory
+            if name not in allowed and not _same_choice(name, getattr(self, name), default()):
+                raise SettingError(
+                    f"this served graph does not let a run's context set {name}: its operator can allow it "
+                    f"with {RUN_CONTEXT_ALLOWS}={name}"
+                )
 
     def settings(self) -> Settings:
         """The index and service settings of this context, with credentials from the environment.
+
+        A key goes only to the URLs the environment names with it (compared by scheme, host, port and path):
+        ``QDRANT_API_KEY`` to ``QDRANT_URL``; ``OPENAI_API_KEY`` to ``OPENAI_BASE_URL`` (OpenAI's API when it
+        is unset) and ``SELFCRAG_EMBEDDING_BASE_URL``. A context naming another server gets no key.
 
         Returns:
             The settings.
         """
         base_url = _environment("OPENAI_BASE_URL")
+        embedding_base_url = self.embedding_base_url or base_url
+        qdrant_key = _environment("QDRANT_API_KEY")
+        openai_key = _environment("OPENAI_API_KEY")
+        openai_urls = (base_url or OPENAI_API_URL, _environment("SELFCRAG_EMBEDDING_BASE_URL"))
         return Settings(
             data_dir=Path(self.data_dir or ".selfcrag").expanduser(),
             embedding_model=self.embedding_model,
             collection_prefix=self.collection,
             qdrant_url=self.qdrant_url or None,
-            qdrant_api_key=_environment("QDRANT_API_KEY"),
-            openai_api_key=_environment("OPENAI_API_KEY"),
+            qdrant_api_key=qdrant_key if same_endpoint(self.qdrant_url, _environment("QDRANT_URL")) else None,
+            openai_api_key=openai_key,  # the chat endpoint is the environment's own: no knob names another
             openai_base_url=base_url,
-            embedding_base_url=self.embedding_base_url or base_url,
+            embedding_base_url=embedding_base_url,
+            embedding_api_key=(
+                openai_key if any(same_endpoint(embedding_base_url or OPENAI_API_URL, u) for u in openai_urls) else None
+            ),
             qdrant_shards=self.qdrant_shards,
             qdrant_replicas=self.qdrant_replicas,
             qdrant_on_disk=self.qdrant_vectors == "disk",
@@ -516,6 +574,50 @@ class Context:
                 **changes,
             }
         )
+
+
+def is_served() -> bool:
+    """Whether this process serves the graph to runs that others send (a LangGraph API server).
+
+    Returns:
+        True when ``SELFCRAG_SERVED`` (set by ``selfcrag studio`` and langgraph.json) or the LangGraph API
+        server's ``LANGSERVE_GRAPHS`` is set.
+    """
+    return any(_environment(name) is not None for name in SERVED_VARIABLES)
+
+
+def run_context_allows() -> frozenset[str]:
+    """The knobs of :data:`SERVER_CHOSEN_KNOBS` the operator lets a served run's context set.
+
+    Returns:
+        The names in ``SELFCRAG_RUN_CONTEXT_ALLOWS`` (separated by commas or spaces).
+
+    Raises:
+        SettingError: The variable names something that is not such a knob.
+    """
+    raw = _environment(RUN_CONTEXT_ALLOWS) or ""
+    names = frozenset(re.split(r"[\s,]+", raw.strip())) - {""}
+    unknown = sorted(names - set(SERVER_CHOSEN_KNOBS))
+    if unknown:
+        raise SettingError(
+            f"environment variable {RUN_CONTEXT_ALLOWS}={raw!r} names {', '.join(unknown)}: "
+            f"it takes {_or(list(SERVER_CHOSEN_KNOBS))}, separated by commas"
+        )
+    return names
+
+
+def _same_choice(name: str, value: str, operator: str) -> bool:
+    """Whether a run's value of a server-chosen knob is the operator's, however it is spelt."""
+    if name == "data_dir":
+        return _absolute(value) == _absolute(operator)
+    if name in ("qdrant_url", "embedding_base_url"):
+        return value == operator or same_endpoint(value, operator)
+    return value == operator
+
+
+def _absolute(data_dir: str) -> str:
+    # No link is followed: a link to the operator's folder under another name is still another name.
+    return os.path.normpath(os.path.abspath(os.path.expanduser(data_dir or ".selfcrag")))
 
 
 def context_from_options(base: Context | None = None, **options: Any) -> Context:

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ from selfcrag.graph.context import Context
 from selfcrag.heuristics.evaluator import OfflineEvaluator
 from selfcrag.llm.capabilities import FILE_NAME, EndpointMemory
 from selfcrag.search.retriever import Retriever
+from selfcrag.settings import Settings
 
 # The chat model stack (langchain-openai, openai) is imported when a chat model is built, not by an offline run.
 if TYPE_CHECKING:
@@ -45,14 +47,16 @@ class Resources:
 
     def __init__(self, chat_model: BaseChatModel | None = None) -> None:
         self._lock = threading.Lock()
-        self._retrievers: dict[Path, Retriever] = {}
-        self._evaluators: dict[Path, OfflineEvaluator] = {}
+        # Keyed by all the settings, not the folder alone: a run naming another Qdrant server or embedding
+        # endpoint for the same folder gets a retriever of its own, and never hands its servers to later runs.
+        self._retrievers: dict[Settings, Retriever] = {}
+        self._evaluators: dict[Settings, OfflineEvaluator] = {}
         self._memories: dict[Path, EndpointMemory] = {}
         self._chat_model = chat_model
         self._closed = False
 
     def retriever(self, context: Context) -> Retriever:
-        """The retriever of the context's data directory, opened on first use.
+        """The retriever of the context's data directory and servers, opened on first use.
 
         Args:
             context: The run's context.
@@ -64,7 +68,7 @@ class Resources:
             NoIndexError: Nothing has been ingested into the directory.
         """
         settings = context.settings()
-        key = settings.data_dir.resolve()
+        key = _cache_key(settings)
         with self._lock:
             if self._closed:
                 raise RuntimeError("these resources are closed")
@@ -83,7 +87,7 @@ class Resources:
             The evaluator.
         """
         retriever = self.retriever(context)
-        key = retriever.settings.data_dir.resolve()
+        key = _cache_key(retriever.settings)
         with self._lock:
             evaluator = self._evaluators.get(key)
             if evaluator is None or evaluator.retriever is not retriever:
@@ -143,16 +147,18 @@ class Resources:
             return memory
 
     def release(self, data_dir: Path) -> None:
-        """Close the retriever of one data directory, if open (before another process rewrites it).
+        """Close the retrievers of one data directory, if open (before another process rewrites it).
 
         Args:
             data_dir: The data directory.
         """
-        key = data_dir.expanduser().resolve()
+        folder = data_dir.expanduser().resolve()
         with self._lock:
-            retriever = self._retrievers.pop(key, None)
-            self._evaluators.pop(key, None)
-        if retriever is not None:
+            keys = [key for key in self._retrievers if key.data_dir == folder]
+            retrievers = [self._retrievers.pop(key) for key in keys]
+            for key in keys:
+                self._evaluators.pop(key, None)
+        for retriever in retrievers:
             retriever.close()
 
     def close(self) -> None:
@@ -183,6 +189,11 @@ class Resources:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cache_key(settings: Settings) -> Settings:
+    """The settings a retriever is kept under: its folder resolved, so two spellings of one folder share it."""
+    return replace(settings, data_dir=settings.data_dir.resolve())
 
 
 _active: ContextVar[Resources | None] = ContextVar("selfcrag_resources", default=None)

@@ -11,3 +11,12 @@ class NoIndexError(UserError):
 
 class EmbeddingServiceError(UserError):
     """The configured embedding endpoint failed after its retries."""
+
+
+class SettingError(UserError, ValueError):
+    """A setting is refused: a knob of a run's context, or the environment variable it came from.
+
+    Also a ``ValueError``, so that the LangGraph API server (``selfcrag studio``) shows its message to the run's
+    caller: it passes on the messages of ValueErrors and replaces those of other errors with "An internal error
+    occurred".
+    """

@@ -24,7 +24,7 @@ def ingest_with_options(paths: Sequence[Path], data_dir: Path, options: IndexOpt
         The generation published.
     """
     settings = Context(data_dir=str(data_dir)).settings()
-    embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
+    embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
     with IndexWriter(data_dir, embedder, options=options) as writer:
         for path in discover(paths)[0]:
             loaded = read_document(path)

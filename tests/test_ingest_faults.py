@@ -68,7 +68,7 @@ def test_embedding_endpoint_failing_mid_ingest_keeps_the_index_and_the_next_run_
         Context(data_dir=str(tmp_path / "data")).settings(),
         embedding_model="flaky-embed",
         embedding_base_url=flaky_endpoint,
-        openai_api_key="sk-test",
+        embedding_api_key="sk-test",
     )
     ingest([kb], settings)
     with open_reader(settings) as reader:

@@ -73,7 +73,7 @@ def test_remote_embedding_model_indexes_and_searches(tmp_path, embedding_server)
         Context(data_dir=str(tmp_path / "data")).settings(),
         embedding_model="fake-embed-1",
         embedding_base_url=embedding_server,
-        openai_api_key="sk-test",
+        embedding_api_key="sk-test",
     )
     summary = ingest([kb], settings)
     assert summary.embedded == summary.sentences == 3

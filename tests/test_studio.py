@@ -175,3 +175,30 @@ def test_a_pickle_planted_where_studio_is_started_is_never_loaded(studio: tuple[
     assert isinstance(state, dict) and "90 days" in state["answer"]
     assert not marker.exists(), "the dev server ran a planted pickle"
     assert not list(marker.parent.glob("*.json")), "the server's configuration is not written where it was started"
+
+
+def test_studio_server_refuses_a_run_naming_another_data_dir(studio_url: str, kb_dir: Path) -> None:
+    # Whoever reaches the server chooses a run's context: another data dir would answer from any index on the
+    # disk (issue 33). The server's own, given by --data-dir, is used unless SELFCRAG_RUN_CONTEXT_ALLOWS names it.
+    client = get_sync_client(url=studio_url)
+    state = client.runs.wait(
+        None,
+        "selfcrag",
+        input={"question": "How long are application logs kept?"},
+        context={"data_dir": str(kb_dir)},
+        raise_error=False,
+    )
+    assert isinstance(state, dict)
+    assert state["__error__"] == {
+        "error": "SettingError",
+        "message": "this served graph does not let a run's context set data_dir: its operator can allow it with "
+        "SELFCRAG_RUN_CONTEXT_ALLOWS=data_dir",
+    }
+
+
+def test_studio_says_in_one_line_what_a_run_may_set(studio: tuple[str, Path]) -> None:
+    log = (studio[1].parent / "server.log").read_text()
+    assert (
+        "a run's context may set every knob but data_dir, collection, qdrant_url, embedding_base_url (the "
+        "server's are used; list them in SELFCRAG_RUN_CONTEXT_ALLOWS to allow them)\n"
+    ) in log

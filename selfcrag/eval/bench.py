@@ -155,7 +155,7 @@ def run_bench(
     if not path.exists():
         raise UserError(f"{path} does not exist: point selfcrag bench at a folder of documents")
     settings = context.settings()
-    embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
+    embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
     embedder.embed_passages(["warm up"])
     tokenize("预热 warm up")  # loads jieba's dictionary, a one-off like loading the model
     with tempfile.TemporaryDirectory(prefix="selfcrag-bench-") as tmp:

@@ -114,7 +114,7 @@ def bench_embedder(name: str):  # type: ignore[no-untyped-def]
     from selfcrag.index.embed import load_embedder
 
     settings = Context(qdrant_url="").settings()
-    return load_embedder(name, settings.openai_api_key, settings.embedding_base_url)
+    return load_embedder(name, settings.embedding_api_key, settings.embedding_base_url)
 
 
 @dataclass

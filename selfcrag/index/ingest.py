@@ -158,7 +158,7 @@ def ingest(
         raise UserError(nothing_to_ingest(paths, skipped))
     summary.skipped.extend(skipped)
     if embedder is None:
-        embedder = load_embedder(settings.embedding_model, settings.openai_api_key, settings.embedding_base_url)
+        embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
     try:
         with open_writer(settings, embedder, on_wait=on_wait, progress=progress) as writer:
             _remove_legacy(settings.data_dir, summary.notes)

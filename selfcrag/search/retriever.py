@@ -114,7 +114,7 @@ class Retriever:
         self.index: IndexReader = open_reader(settings)
         try:
             self.embedder: Embedder = embedder or load_embedder(
-                self.index.embedder_name, settings.openai_api_key, settings.embedding_base_url
+                self.index.embedder_name, settings.embedding_api_key, settings.embedding_base_url
             )
         except BaseException:
             self.index.close()
