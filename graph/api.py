@@ -31,7 +31,7 @@ from selfcrag.errors import UserError
 from selfcrag.graph.builder import builder, graph
 from selfcrag.graph.checkpoints import CheckpointSerializer
 from selfcrag.graph.context import Context, context_from_options
-from selfcrag.graph.question import CleanQuestion, clean_question
+from selfcrag.graph.question import CleanQuestion, prepare_question
 from selfcrag.graph.resources import Resources
 from selfcrag.graph.state import Status, TraceStep
 from selfcrag.index.tokenize import detect_language
@@ -176,24 +176,6 @@ def answer_notes(question: str, trace: list[TraceStep], cleaned: CleanQuestion |
 def recursion_limit(context: Context) -> int:
     """Steps the longest possible run takes, plus slack: the bound is the counters, not this."""
     return 8 + 3 * (context.max_requery + 1) + 2 * (context.max_regenerate + 1)
-
-
-def prepare_question(question: object) -> CleanQuestion:
-    """Clean a question for a run, refusing one with nothing left to ask.
-
-    Args:
-        question: The question as given.
-
-    Returns:
-        The cleaned question (control characters removed, cut to ``MAX_QUESTION_CHARS``).
-
-    Raises:
-        UserError: The question is empty, blank, or only control characters.
-    """
-    cleaned = clean_question(question)
-    if not cleaned.text:
-        raise UserError("the question is empty" + (" once control characters are removed" if cleaned.removed else ""))
-    return cleaned
 
 
 class Session:

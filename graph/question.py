@@ -1,9 +1,13 @@
 """A question as the workflow takes it: control characters removed, cut to a bounded length.
 
-Every way in passes here: :func:`graph.api.ask` / ``stream_ask`` before the
-run, and the first node (``decide_retrieval``) for ``graph.invoke`` /
-``graph.stream`` and LangGraph Studio. Cleaning is idempotent, so a question
-cleaned by the API passes the node unchanged.
+Every way in passes here: :func:`graph.api.ask` / ``stream_ask`` and ``selfcrag
+chat`` before the run (:func:`prepare_question`), the first node
+(``decide_retrieval``) for ``graph.invoke`` / ``graph.stream`` and LangGraph
+Studio, and ``selfcrag search``, ``bench`` and ``eval`` before they search.
+Cleaning is idempotent, so a question cleaned by the API passes the node
+unchanged. Among what it removes are lone surrogates: the undecodable bytes of
+a command-line argument (Python's surrogateescape) or a ``\udcff`` in JSON,
+which the embedder's tokenizer cannot encode.
 
 The length is capped because a question is a search query and a prompt, not
 a document: 100,000 pasted characters would blow the chat model's context and
@@ -18,6 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from selfcrag.errors import UserError
 
 MAX_QUESTION_CHARS = 1000
 """Characters of a question kept; the rest is cut, and the answer's notes say so."""
@@ -82,3 +88,21 @@ def clean_question(raw: object, max_chars: int = MAX_QUESTION_CHARS) -> CleanQue
         space = cut.rfind(" ", max_chars - _WORD_BACKOFF)
         text = (cut[:space] if space > 0 else cut).rstrip()
     return CleanQuestion(text=text, original_chars=original, removed=removed)
+
+
+def prepare_question(question: object) -> CleanQuestion:
+    """Clean a question for a run or a search, refusing one with nothing left to ask.
+
+    Args:
+        question: The question as given.
+
+    Returns:
+        The cleaned question (control characters removed, cut to ``MAX_QUESTION_CHARS``).
+
+    Raises:
+        UserError: The question is empty, blank, or only control characters.
+    """
+    cleaned = clean_question(question)
+    if not cleaned.text:
+        raise UserError("the question is empty" + (" once control characters are removed" if cleaned.removed else ""))
+    return cleaned

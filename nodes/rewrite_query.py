@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
+from selfcrag.graph.question import clean_question
 from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
@@ -52,7 +53,9 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             ),
         ],
     )
-    query = reply.query.strip() if reply is not None else ""
+    # The model's query is searched and quoted in later prompts: cleaned like the user's question (a lone surrogate
+    # in its JSON would stop the embedder).
+    query = clean_question(reply.query).text if reply is not None else ""
     if not query:
         retriever = current_resources().retriever(context)
         evaluator = current_resources().evaluator(context)

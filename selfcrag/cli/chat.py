@@ -76,20 +76,35 @@ class Conversations:
     """
 
     def __init__(self, path: Path, context: Context) -> None:
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
         from selfcrag.graph.api import Session
-        from selfcrag.graph.checkpoints import CheckpointSerializer
+        from selfcrag.graph.checkpoints import ConversationSaver, check_tables
+        from selfcrag.index.generations import check_data_dir
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._connection = sqlite3.connect(str(path), check_same_thread=False)
-        self.saver = SqliteSaver(self._connection, serde=CheckpointSerializer())
-        # How many questions each thread has had: its checkpoint keeps only the latest turns (graph.memory).
-        with self._connection:
-            self._connection.execute(
-                f"CREATE TABLE IF NOT EXISTS {_QUESTIONS_TABLE} "
-                "(thread_id TEXT PRIMARY KEY, questions INTEGER NOT NULL)"
-            )
+        check_data_dir(path.parent)  # a file where the data folder should be: the line ingest and search give
+        connection: sqlite3.Connection | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(str(path), check_same_thread=False)
+            # How many questions each thread has had: its checkpoint keeps only the latest turns (graph.memory).
+            with connection:
+                connection.execute(
+                    f"CREATE TABLE IF NOT EXISTS {_QUESTIONS_TABLE} "
+                    "(thread_id TEXT PRIMARY KEY, questions INTEGER NOT NULL)"
+                )
+            check_tables(connection, {_QUESTIONS_TABLE: {"thread_id": ("text",), "questions": ("integer",)}})
+            self.saver = ConversationSaver(connection)
+            self.saver.setup()
+        except (OSError, sqlite3.Error, UserError) as error:
+            if connection is not None:
+                connection.close()
+            if isinstance(error, UserError):  # a store of another shape: its own line
+                raise
+            # Not a database, a folder in its place, no right to write there.
+            raise UserError(
+                f"cannot keep conversations in {path}: {error}; move it out of the data directory, "
+                "or set --data-dir or SELFCRAG_DATA_DIR to a folder you can write to"
+            ) from None
+        self._connection = connection
         self.session = Session(context, checkpointer=self.saver)
         self.app: CompiledStateGraph[Any, Any, Any, Any] = self.session.app
 
@@ -189,7 +204,8 @@ class Conversations:
         Raises:
             UserError: The question is empty once cleaned.
         """
-        from selfcrag.graph.api import prepare_question, recursion_limit
+        from selfcrag.graph.api import recursion_limit
+        from selfcrag.graph.question import prepare_question
 
         cleaned = prepare_question(question)
         config = cast("RunnableConfig", {**self._start_from(thread), "recursion_limit": recursion_limit(context)})

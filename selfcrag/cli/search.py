@@ -23,10 +23,13 @@ def search(
     data_dir: DataDir = None,
 ) -> None:
     """Retrieve the best passages for a question (no answer generation)."""
+    from selfcrag.graph.question import prepare_question
     from selfcrag.search.retriever import Retriever
 
-    if not question.strip():
-        raise fail("the question is empty")
+    with user_errors():
+        # As ask and chat clean it: no control characters, nor a command line's undecodable bytes (the embedder
+        # cannot encode them), and a bounded length.
+        question = prepare_question(question).text
     if mode not in ("hybrid", "dense", "bm25") or fusion not in ("rrf", "weighted"):
         raise fail("--mode takes hybrid, dense or bm25; --fusion takes rrf or weighted")
     with user_errors():

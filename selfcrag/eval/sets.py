@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfcrag.errors import UserError
+from selfcrag.graph.question import clean_question
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,9 @@ def load_set(root: Path) -> EvalSet:
                 questions.append(
                     Question(
                         id=str(raw["id"]),
-                        question=raw["question"],
+                        # Cleaned as ask cleans a question: JSON may spell a lone surrogate ("\udcff"), which the
+                        # embedder cannot encode.
+                        question=clean_question(raw["question"]).text,
                         lang=raw.get("lang", "en"),
                         answerable=bool(raw.get("answerable", True)),
                         answers=tuple(tuple(group) for group in raw.get("answers", [])),

@@ -9,7 +9,12 @@ deleting the file forgets everything.
 
 The file is a cache, never a requirement: one that cannot be read or written
 (no data folder yet, a read-only disk, damaged JSON) is treated as empty, and
-only the method names selfcrag knows are read from it.
+only the method names selfcrag knows are read from it. A data folder is
+untrusted input, so the file is read with care: whatever stands at its name
+(JSON nested past Python's recursion limit, values of other shapes, a huge
+file, bytes that are not UTF-8, a folder, a symbolic link or a pipe) is
+ignored, and the next write replaces it (except a folder) without following a
+link, through a new file in the data folder renamed over it.
 """
 
 from __future__ import annotations
@@ -17,17 +22,19 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "chat_endpoints.json"
 # Longest reason kept per refusal.
 _REASON_CHARS = 300
+# A record holds a few lines per endpoint: a larger file is not one selfcrag wrote, and is not read.
+_MAX_FILE_BYTES = 1 << 20
 
 
 class EndpointMemory:
@@ -52,11 +59,7 @@ class EndpointMemory:
         Returns:
             Method name to the server's reason, in one line each.
         """
-        entry = self._read().get(endpoint)
-        refusals = entry.get("refused") if isinstance(entry, dict) else None
-        if not isinstance(refusals, dict):
-            return {}
-        return {m: str(r)[:_REASON_CHARS] for m, r in refusals.items() if m in self._known}
+        return dict(self._read().get(endpoint, {}))
 
     def remember(self, endpoint: str, method: str, reason: str) -> bool:
         """Add a refusal to what is known of an endpoint.
@@ -88,8 +91,10 @@ class EndpointMemory:
             return False  # nothing is ingested here yet: no folder is made just for this
         with self._lock:
             # Read again under the lock: another process may have written since.
-            record = self._read()
-            record[endpoint] = {"refused": change(self.refused(endpoint))}
+            refusals = self._read()
+            refusals[endpoint] = change(refusals.get(endpoint, {}))
+            # Only what was read back as selfcrag writes it is written again: nothing else of a damaged file.
+            record = {name: {"refused": methods} for name, methods in refusals.items()}
             written: str | None = None
             try:
                 with tempfile.NamedTemporaryFile(
@@ -105,9 +110,37 @@ class EndpointMemory:
                 return False
         return True
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> dict[str, dict[str, str]]:
+        """Each endpoint's refusals as the file holds them, keeping only what has the shape selfcrag writes."""
         try:
-            record = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            # Never through a link, nor blocking on a pipe: only a regular file of a sane size is read.
+            descriptor = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
             return {}
-        return record if isinstance(record, dict) else {}
+        data = b""
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return {}
+            while len(data) <= _MAX_FILE_BYTES and (piece := os.read(descriptor, _MAX_FILE_BYTES + 1 - len(data))):
+                data += piece
+        except OSError:
+            return {}
+        finally:
+            os.close(descriptor)
+        if len(data) > _MAX_FILE_BYTES:
+            return {}
+        try:
+            record = json.loads(data.decode("utf-8"))
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested deeper than the parser goes
+            return {}
+        if not isinstance(record, dict):
+            return {}
+        found: dict[str, dict[str, str]] = {}
+        for endpoint, entry in record.items():
+            refusals = entry.get("refused") if isinstance(entry, dict) else None
+            if isinstance(refusals, dict):
+                # Only the methods selfcrag knows, each with its reason in one bounded line.
+                found[endpoint] = {
+                    m: r[:_REASON_CHARS] for m, r in refusals.items() if m in self._known and isinstance(r, str)
+                }
+        return found
