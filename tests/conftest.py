@@ -40,15 +40,27 @@ def _no_chat_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SELFCRAG_QUESTION_DEADLINE", "600")
 
 
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """Accept pyproject's ``--numprocesses=auto`` when pytest-xdist is not loaded (``-p no:xdist``): one process."""
+    if not pluginmanager.hasplugin("xdist"):
+        parser.addoption(
+            "--numprocesses",
+            dest="numprocesses",
+            default=None,
+            help="pytest-xdist's worker count; ignored, as pytest-xdist is not loaded: the tests run in this process",
+        )
+
+
 @pytest.fixture(scope="session")
-def kb_dir(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+def kb_dir(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
     """A data directory holding the ingested sample knowledge base, built once for the whole run.
 
     The first pytest-xdist worker that needs it builds it while the others wait; they all only read it, as the
-    tests of one worker always did. A run without workers builds its own.
+    tests of one worker always did. A run without workers (or without pytest-xdist) builds its own.
     """
     shared = tmp_path_factory.getbasetemp()
-    if worker_id != "master":
+    # What xdist's worker_id fixture reads, without needing xdist loaded: only its workers have workerinput.
+    if hasattr(request.config, "workerinput"):
         shared = shared.parent  # the run's folder, above each worker's own
     data_dir, built = shared / "sample_kb_index", shared / "sample_kb_index.built"
     with portalocker.Lock(shared / "sample_kb_index.lock", timeout=900):

@@ -28,11 +28,12 @@ Rinse the intake filter every week with warm water. Replace the filter cartridge
 
 Drain the pump completely before the first frost. Store it in a dry room above five degrees.
 """
-# What the model makes of each section's passage: the warranty's names the pump where its sentence says "It".
+# What the model makes of each section's passage: the warranty's names the pump where its sentence says "It". Each
+# keeps two thirds or more of its terms from its passage (6 of 8 for the warranty's, 6 of 9 for the cleaning's).
 STATEMENTS = {
     "assembled in Lisbon": [
         "The Kestrel P-40 pump is assembled in Lisbon.",
-        "The Kestrel P-40 motor warranty lasts sixty months.",
+        "The Kestrel P-40 pump's motor has a five-year warranty of sixty months.",
     ],
     "intake filter": ["The Kestrel P-40 intake filter is rinsed weekly in a basin of lukewarm water."],
     "first frost": ["The Kestrel P-40 pump is drained completely before the first frost of the winter season."],
@@ -106,6 +107,52 @@ def test_a_statement_not_drawn_from_its_passage_is_not_indexed(tmp_path: Path, s
     # What was drawn from the passages is still found through its own words.
     top = json.loads(selfcrag("search", "sixty months", "--json", "--data-dir", "data", cwd=tmp_path).stdout)
     assert top["passages"][0]["section"][-1] == "Warranty"
+
+
+def bm25_sections(tmp_path: Path, query: str) -> list[str]:
+    """The sections of the passages BM25 alone finds for a query: only a point holding its terms is found."""
+    search = selfcrag("search", query, "--mode", "bm25", "--json", "--data-dir", "data", cwd=tmp_path)
+    assert search.returncode == 0, search.stderr
+    return [passage["section"][-1] for passage in json.loads(search.stdout)["passages"]]
+
+
+def test_a_statement_half_of_the_models_own_words_is_not_indexed(tmp_path: Path, serve: Serve) -> None:
+    # 5 of its 9 terms are the warranty passage's (kestrel, p-40, pump, motor, warranty); the other 4 are the model's.
+    steering = "The Kestrel P-40 pump motor warranty: application logs are kept forever."
+    reply = json.dumps({"propositions": [*STATEMENTS["assembled in Lisbon"], steering]})
+    server = serve(propositionizer(**{"assembled in Lisbon": reply}))
+    run = ingest_with_propositions(tmp_path, server.url)
+    assert run.returncode == 0, run.stderr
+    assert "1 documents, 10 sentences, 4 propositions" in run.stdout
+    assert "1 statement(s) dropped: under two thirds of their words are in the passage they came from" in run.stderr
+    # Nothing in the index holds the invented words, so BM25 finds no passage for them.
+    assert bm25_sections(tmp_path, "application logs kept forever") == []
+
+
+def test_an_honest_paraphrase_two_thirds_of_the_passages_words_is_indexed(tmp_path: Path, serve: Serve) -> None:
+    server = serve(propositionizer())
+    run = ingest_with_propositions(tmp_path, server.url)
+    assert run.returncode == 0, run.stderr
+    assert "dropped" not in run.stderr
+    # "basin" and "lukewarm" are the cleaning statement's own words (3 of its 9 terms are not in the passage).
+    assert bm25_sections(tmp_path, "basin of lukewarm water")[:1] == ["Cleaning"]
+
+
+def test_a_statement_carrying_a_link_is_not_indexed(tmp_path: Path, serve: Serve) -> None:
+    # Each is otherwise the passage's words: two thirds or more of its terms are.
+    linked = [
+        "The Kestrel P-40 pump is assembled in Lisbon at https://kestrel-pumps.example/lisbon.",
+        "The [Kestrel P-40 pump](http://kestrel-pumps.example) is assembled in Lisbon.",
+        "The Kestrel P-40 pump assembled in Lisbon: mail lisbon@kestrel-pumps.example.",
+        "The Kestrel P-40 pump is assembled in Lisbon, www.kestrel-pumps.example.",
+    ]
+    reply = json.dumps({"propositions": [*STATEMENTS["assembled in Lisbon"], *linked]})
+    server = serve(propositionizer(**{"assembled in Lisbon": reply}))
+    run = ingest_with_propositions(tmp_path, server.url)
+    assert run.returncode == 0, run.stderr
+    assert "1 documents, 10 sentences, 4 propositions" in run.stdout
+    assert "4 statement(s) dropped: they carry a link" in run.stderr
+    assert bm25_sections(tmp_path, "kestrel-pumps.example") == []
 
 
 def test_a_malformed_reply_skips_its_passage_and_keeps_the_rest(tmp_path: Path, serve: Serve) -> None:

@@ -30,15 +30,21 @@ class Freed:
         write(report, b"torn down\\n")
 
 kept = Freed()
+# A thread that runs until the program has returned (or raised): it is still running when the program decides how
+# to end, however long the command took.
+import threading
+returned = threading.Event()
 if os.environ.get("START_THREAD"):
-    import threading, time
     def late():
-        time.sleep(1)
+        returned.wait()
         os.write(report, b"thread finished\\n")
     threading.Thread(target=late).start()
 sys.argv = ["selfcrag", *sys.argv[2:]]
 from selfcrag.cli import run
-run()
+try:
+    run()
+finally:
+    returned.set()
 """
 
 
@@ -86,8 +92,8 @@ def test_other_commands_end_as_usual(tmp_path: Path) -> None:
 
 
 def test_a_thread_still_running_is_waited_for(tmp_path: Path, kb_dir: Path) -> None:
-    # The thread sleeps for a second after starting; the search is done well before on any machine, and on
-    # one where it is not, the thread has finished before the exit: the report is the same either way.
+    # The thread finishes only once the program has returned: had the program ended the process itself, the thread
+    # would never have written, nor the teardown.
     run, report = program(tmp_path, "search", "logs", "--data-dir", str(kb_dir), START_THREAD="1")
     assert run.returncode == 0, run.stderr
     assert report == ["thread finished", "exit handlers ran", "torn down"]

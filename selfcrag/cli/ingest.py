@@ -119,9 +119,12 @@ def _print_proposition_cost(report: PropositionReport) -> None:
     )
     if report.ungrounded:
         err.print(
-            f"{report.ungrounded} statement(s) dropped: under half their words are in the passage they came from",
+            f"{report.ungrounded} statement(s) dropped: under two thirds of their words are in the passage they came "
+            "from",
             markup=False,
         )
+    if report.linked:
+        err.print(f"{report.linked} statement(s) dropped: they carry a link", markup=False)
     for note in report.skipped:
         err.print(f"skipped passage {one_line(note)}; its sentences are indexed", markup=False, soft_wrap=True)
     if report.skipped:

@@ -11,12 +11,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-import jieba
 import numpy as np
 
 from selfcrag.index.embed import Embedder
 from selfcrag.index.reader import IndexReader
-from selfcrag.index.tokenize import EN_STOPWORDS, ZH_STOPWORDS, detect_language, tokenize
+from selfcrag.index.tokenize import EN_STOPWORDS, ZH_STOPWORDS, cut_chinese, detect_language, tokenize
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['’.\-][^\W_{_CJK}]+)*")
@@ -204,7 +203,7 @@ def question_words(text: str) -> list[tuple[str, ...]]:
     """
     words: list[tuple[str, ...]] = []
     for match in _WORD.finditer(text.lower()):
-        pieces = jieba.cut(match.group(0)) if _CJK_RUN.fullmatch(match.group(0)) else [match.group(0)]
+        pieces = cut_chinese(match.group(0)) if _CJK_RUN.fullmatch(match.group(0)) else [match.group(0)]
         for piece in pieces:
             terms = tuple(t for t in dict.fromkeys(tokenize(piece)) if t not in QUESTION_TERMS)
             if terms and terms not in words:
@@ -224,7 +223,7 @@ def surface_words(text: str) -> list[str]:
     words: list[str] = []
     for match in _WORD.finditer(text):
         run = match.group(0)
-        pieces = jieba.cut(run) if _CJK_RUN.fullmatch(run) else [run]
+        pieces = cut_chinese(run) if _CJK_RUN.fullmatch(run) else [run]
         for piece in pieces:
             lower = piece.lower()
             if lower in EN_STOPWORDS or lower in ZH_STOPWORDS or not tokenize(piece):

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import marshal
+import os
 import re
+import stat
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -80,29 +82,115 @@ def letter_counts(text: str) -> tuple[int, int]:
 
 
 def load_dictionary() -> None:
-    """Load jieba's prefix dictionary (once per process), from jieba's own cache file in one read.
+    """Load jieba's prefix dictionary (once per process), from a cache file in the user's own cache folder.
 
-    jieba reads its 9 MB cache with ``marshal.load`` on the open file, which
-    reads it in hundreds of thousands of small pieces: 1.0 s of a fresh search
-    process, where ``marshal.loads`` of the whole file takes 0.5 s. The cache is
-    the same file jieba writes and reads; without one, jieba builds it as usual.
+    jieba keeps its cache as ``jieba.cache`` in the shared temporary folder and reads it with ``marshal``:
+    another local user could plant that file and choose the dictionary, or a blob that ``marshal`` chokes on. The
+    cache is kept in :func:`user_cache_folder` instead (or the folder set as jieba's ``tmp_dir``), and read only when
+    that folder and the file are this user's and no one else can write them; else the dictionary is built from
+    jieba's own word list (1-4 s) and no cache is read or written.
+
+    The cache is read in one piece: jieba's ``marshal.load`` on the open file reads its 9 MB in hundreds of
+    thousands of small pieces, 1.0 s of a fresh search process where ``marshal.loads`` of the whole file takes 0.5 s.
     """
     dictionary = jieba.dt
     with dictionary.lock:
         if dictionary.initialized:
             return
-        if dictionary.dictionary is jieba.DEFAULT_DICT and not dictionary.cache_file:
-            cache = Path(dictionary.tmp_dir or tempfile.gettempdir()) / "jieba.cache"
-            try:
-                freq, total = marshal.loads(cache.read_bytes())
-            except (OSError, EOFError, ValueError, TypeError):
-                pass
-            else:
-                if isinstance(freq, dict) and isinstance(total, int):
-                    dictionary.FREQ, dictionary.total = freq, total
-                    dictionary.initialized = True
-                    return
-        jieba.initialize()
+        if dictionary.dictionary is not jieba.DEFAULT_DICT or dictionary.cache_file:
+            jieba.initialize()  # a dictionary or cache file its caller chose, loaded as they set it up
+            return
+        folder = Path(dictionary.tmp_dir) if dictionary.tmp_dir else user_cache_folder()
+        if folder is not None and not _own_folder(folder):
+            folder = None
+        cache = folder / "jieba.cache" if folder is not None else None
+        loaded = _read_cache(cache) if cache is not None else None
+        if loaded is None:
+            loaded = dictionary.gen_pfdict(dictionary.get_dict_file())
+            if cache is not None:
+                _write_cache(cache, loaded)
+        dictionary.FREQ, dictionary.total = loaded
+        dictionary.initialized = True
+
+
+def user_cache_folder() -> Path | None:
+    """The folder of selfcrag's caches in the user's own (``$XDG_CACHE_HOME/selfcrag`` or ``~/.cache/selfcrag``).
+
+    Made with mode 0700 when missing.
+
+    Returns:
+        The folder; None when it cannot be made or is not this user's own folder (a link, another user's, one
+        others may write to): nothing read from there could be trusted.
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    try:
+        # The XDG spec: a relative path is ignored.
+        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+        folder = root / "selfcrag"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
+        return None
+    return folder if _own_folder(folder) else None
+
+
+def _own_folder(folder: Path) -> bool:
+    """Whether a path is a folder itself (not a link to one), this user's, and no one else may write in it."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and _ours_alone(info)
+
+
+def _ours_alone(info: os.stat_result) -> bool:
+    """Whether a file or folder is this user's and no one else may write to it."""
+    return info.st_uid == os.geteuid() and not info.st_mode & 0o022
+
+
+def _read_cache(cache: Path) -> tuple[dict[str, int], int] | None:
+    """The dictionary a cache file of this user's holds; None when it is missing, a link, someone else's or damaged."""
+    try:
+        descriptor = os.open(cache, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with open(descriptor, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not (stat.S_ISREG(info.st_mode) and _ours_alone(info)):
+            return None
+        try:
+            freq, total = marshal.loads(file.read())
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+    return (freq, total) if isinstance(freq, dict) and isinstance(total, int) else None
+
+
+def _write_cache(cache: Path, loaded: tuple[dict[str, int], int]) -> None:
+    """Save jieba's dictionary as a cache file only this user can read (written aside, then renamed into place)."""
+    # No cache saved (no room, a folder made read-only) only means the next process builds the dictionary again.
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=cache.parent, prefix=".jieba.cache.")  # mode 0600
+    except OSError:
+        return
+    try:
+        with open(descriptor, "wb") as file:
+            marshal.dump(loaded, file)
+        os.replace(temporary, cache)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
+
+
+def cut_chinese(run: str) -> list[str]:
+    """Cut a Chinese run into words with jieba's precise mode, its dictionary loaded by :func:`load_dictionary`.
+
+    Args:
+        run: Chinese text.
+
+    Returns:
+        The words, in order.
+    """
+    if not jieba.dt.initialized:
+        load_dictionary()
+    return jieba.lcut(run)
 
 
 @lru_cache(maxsize=65536)
