@@ -17,7 +17,7 @@ from cli_runner import selfcrag
 from pdf_files import page_content, text_pdf
 from pypdf import PdfReader
 
-from selfcrag.files import loaders
+from selfcrag.files import loaders, pdf
 from selfcrag.files.html_depth import MAX_NESTING, nesting_depth
 from selfcrag.files.loaders import LoadedFile, SkippedFile, read_document
 
@@ -119,7 +119,7 @@ def test_a_pdf_whose_pages_share_a_small_stream_is_read(tmp_path: Path) -> None:
 
 
 def test_a_pdf_with_more_pages_than_allowed_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loaders, "MAX_PDF_PAGES", 3)
+    monkeypatch.setattr(pdf, "MAX_PDF_PAGES", 3)
     path = tmp_path / "long.pdf"
     path.write_bytes(text_pdf([page_content([f"Page {n} says hello."]) for n in range(4)]))
     skipped = read_document(path)
@@ -138,12 +138,12 @@ def test_a_pdf_that_reads_past_its_seconds_is_skipped_by_a_clock_the_test_contro
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ticks = iter(range(0, 10**6, 250))  # each look at the clock: 250 s later
-    monkeypatch.setattr(loaders, "_clock", lambda: next(ticks))
+    monkeypatch.setattr(pdf, "_clock", lambda: next(ticks))
     path = tmp_path / "slow.pdf"
     path.write_bytes(text_pdf([page_content([f"Page {n} is slow to read."]) for n in range(4)]))
     skipped = read_document(path)
     assert isinstance(skipped, SkippedFile)
-    assert skipped.reason == f"PDF took more than {loaders.MAX_READ_SECONDS:,} s to read (2 of 4 pages read)"
+    assert skipped.reason == f"PDF took more than {pdf.MAX_READ_SECONDS:,} s to read (2 of 4 pages read)"
 
 
 def test_a_lone_costly_file_into_an_empty_data_folder_says_why_and_publishes_nothing(tmp_path: Path) -> None:
@@ -167,6 +167,8 @@ def test_one_large_document_shows_progress_while_it_is_embedded(tmp_path: Path) 
     (tmp_path / "docs" / "one-line.txt").write_text(" ".join(sentences) + "\n", encoding="utf-8")
     run = selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    embedding = [line.removeprefix("embedding: ") for line in run.stderr.splitlines() if line.startswith("embedding: ")]
-    counts = [tuple(map(int, line.split("/"))) for line in embedding]
-    assert counts[-1] == (150, 150) and counts[0][0] < 150 and counts == sorted(set(counts)), run.stderr
+    # "indexing: 40%, 3.0 KB of 7.4 KB, 1/1 documents read, 60 sentences embedded": the bar moves as it is embedded.
+    indexing = [line for line in run.stderr.splitlines() if line.startswith("indexing: ")]
+    counts = [int(line.rsplit(", ", 1)[1].split()[0].replace(",", "")) for line in indexing]
+    assert counts[-1] == 150 and 0 < counts[-2] < 150 and counts == sorted(set(counts)), run.stderr
+    assert indexing[-1].startswith("indexing: 100%, ") and not indexing[-2].startswith("indexing: 100%"), run.stderr

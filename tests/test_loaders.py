@@ -178,8 +178,8 @@ def test_read_missing_file_is_skipped(tmp_path: Path) -> None:
 
 def test_read_unsupported_suffix_is_skipped(tmp_path: Path) -> None:
     """Reading a file of an unsupported type reports its suffix."""
-    path = _touch(tmp_path / "report.docx")
-    assert _skipped(path).reason == "unsupported type .docx"
+    path = _touch(tmp_path / "drawing.psd")
+    assert _skipped(path).reason == "unsupported type .psd"
 
 
 def test_read_directory_is_skipped(tmp_path: Path) -> None:
@@ -384,23 +384,20 @@ def test_discover_keeps_argument_order_and_dedupes(tmp_path: Path) -> None:
 
 def test_unsupported_explicit_file_is_skipped(tmp_path: Path) -> None:
     """An unsupported file named explicitly is reported."""
-    path = _touch(tmp_path / "report.docx")
+    path = _touch(tmp_path / "drawing.psd")
     files, skipped = discover([path])
     assert files == []
-    assert skipped == [SkippedFile(path, "unsupported type .docx")]
+    assert skipped == [SkippedFile(path, "unsupported type .psd")]
 
 
 def test_unsupported_files_in_folder_are_reported_as_skipped(tmp_path: Path) -> None:
-    """Unsupported files inside folders are listed as skipped, with their type."""
-    _touch(tmp_path / "report.docx")
-    _touch(tmp_path / "Makefile")
+    """Unsupported files inside folders are listed as skipped, with their type; a name without one is read."""
+    _touch(tmp_path / "drawing.psd")
+    makefile = _touch(tmp_path / "Makefile")
     keep = _touch(tmp_path / "keep.txt")
     files, skipped = discover([tmp_path])
-    assert files == [keep.resolve()]
-    assert skipped == [
-        SkippedFile(tmp_path / "Makefile", "unsupported type (no extension)"),
-        SkippedFile(tmp_path / "report.docx", "unsupported type .docx"),
-    ]
+    assert files == [makefile.resolve(), keep.resolve()]
+    assert skipped == [SkippedFile(tmp_path / "drawing.psd", "unsupported type .psd")]
 
 
 def test_missing_path_is_skipped(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ page is run or fetched. A page nested deeper than
 
 from __future__ import annotations
 
+import re
+
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from selfcrag.files.html_depth import MAX_NESTING, nesting_depth
@@ -40,6 +42,12 @@ _NAVIGATION = (
     "[role=navigation], .nav-panel, .navheader, .navfooter, .related, .breadcrumb, .breadcrumbs, "
     "[aria-label=breadcrumb], [aria-label=Breadcrumb]"
 )
+# Link marks that documentation generators put beside a heading or a definition (Sphinx and MkDocs ``¶`` in an
+# ``a.headerlink``, VitePress ``#``, Docusaurus' zero-width space, rustdoc ``§``): a way to link there, no word of it.
+_LINK_MARKS = "a.headerlink, a.header-anchor, a.hash-link, a.anchorjs-link"
+_MARK_TEXTS = frozenset({"", "¶", "#", "§", "\U0001f517", "⚓", "\u200b"})
+# A site's name after its page's title: "1. Copyright — Foo 1.0 documentation" (Sphinx), "Gadget Guide | Shop".
+_SITE_NAME = re.compile(r"\s+(?:—|\|)\s+")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 # Elements that end the text before them and start a block of their own.
 _BLOCKS = frozenset(
@@ -54,14 +62,20 @@ class TooDeeplyNested(ValueError):
     """A page nested deeper than :data:`MAX_NESTING`; the message is the reason to show."""
 
 
-def html_to_markdown(source: str) -> str:
+def html_to_markdown(source: str, *, under: int = 0) -> str:
     """Parse an HTML page and write it as Markdown-shaped text.
 
-    The page's ``<title>`` is its level-1 heading when the page has no ``h1``,
-    so the document's title is the page's either way.
+    The page's title is its ``<title>`` without the site's name after it ("1. Copyright —
+    Foo 1.0 documentation" is "1. Copyright"). It is the level-1 heading when the page has no
+    ``h1``; a page with several ``h1`` (a whole manual on one page) is written under it, its
+    headings one level down, so that each of them is a section of the manual. A page with one
+    ``h1`` is titled by it. The marks that link to a heading (Sphinx's ``¶``) are left out.
 
     Args:
         source: The page's markup.
+        under: The heading level the page is read under: 0 for a page on its own; a chapter of a
+            book passes the level of its section, so its headings are written below it and its
+            ``<title>`` (the book's, or the chapter's again) is not read.
 
     Returns:
         The text, blocks separated by blank lines; empty when the page holds no text.
@@ -75,20 +89,42 @@ def html_to_markdown(source: str) -> str:
     tree.strip_tags(list(_LEFT_OUT))
     for navigation in tree.css(_NAVIGATION):
         navigation.decompose()
+    _remove_link_marks(tree)
     outline = MarkdownOutline()
-    title = tree.css_first("head > title")
-    if title is not None and tree.css_first("h1") is None:
-        outline.heading(1, title.text())
+    if not under:
+        title = _page_title(tree)
+        main_headings = len(tree.css("h1"))
+        if title and main_headings != 1:
+            outline.heading(1, title)
+            under = 1 if main_headings else 0
     if tree.body is not None:
-        _PageWriter(outline).walk(tree.body)
+        _PageWriter(outline, under).walk(tree.body)
     return outline.text()
+
+
+def _page_title(tree: LexborHTMLParser) -> str:
+    """The page's ``<title>``, without a site's name after an em dash or a bar; empty when it has none."""
+    title = tree.css_first("head > title")
+    text = " ".join(title.text().split()) if title is not None else ""
+    page = _SITE_NAME.split(text, maxsplit=1)[0].strip()
+    return page or text
+
+
+def _remove_link_marks(tree: LexborHTMLParser) -> None:
+    """Leave out the links to a heading that generators write beside it, so "Copyright¶" is "Copyright"."""
+    for mark in tree.css(_LINK_MARKS):
+        mark.decompose()
+    for mark in tree.css(", ".join(f"{tag} a[href^='#']" for tag in (*_HEADINGS, "dt"))):
+        if mark.text(deep=True).strip() in _MARK_TEXTS:
+            mark.decompose()
 
 
 class _PageWriter:
     """Walks the body once, gathering inline text until a block ends it."""
 
-    def __init__(self, outline: MarkdownOutline) -> None:
+    def __init__(self, outline: MarkdownOutline, under: int = 0) -> None:
         self.outline = outline
+        self.under = under  # levels the page's headings are written down by
         self.words: list[str] = []
         self.in_item = False
 
@@ -130,7 +166,7 @@ class _PageWriter:
     def write_whole(self, node: LexborNode, tag: str) -> None:
         """Write a heading, a preformatted block or a table, which are read whole."""
         if tag in _HEADINGS:
-            self.outline.heading(_HEADINGS[tag], node.text(deep=True))
+            self.outline.heading(self.under + _HEADINGS[tag], node.text(deep=True))
         elif tag == "pre":
             self.outline.code(node.text(deep=True))
         else:

@@ -4,88 +4,68 @@ Two entry points:
 
 * :func:`discover` expands the files and folders a user named into the list of
   supported files to ingest, plus a list of paths that were skipped and why.
+  Links inside a folder that lead out of it are skipped unless asked for: a
+  downloaded folder may hold ``notes.md -> ~/private.md``.
 * :func:`read_document` reads one file into text. Problems the user can cause
   (missing file, binary file, scanned PDF, bad encoding, ...) never raise; they
   come back as a :class:`SkippedFile` whose ``reason`` is one short line.
 
-The module is pure and quiet: it never prints and never configures logging. The
-only concession is a :class:`logging.NullHandler` on pypdf's logger so that
-pypdf's complaints about broken PDFs do not reach stderr through Python's
-last-resort handler; applications that configure logging still receive them.
+The module is pure and quiet: it never prints and never configures logging.
+PDFs are read by :mod:`selfcrag.files.pdf`.
 """
 
 from __future__ import annotations
 
 import errno
-import io
-import logging
+import importlib
+import mimetypes
 import os
 import re
 import stat
-import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import BinaryIO
 
 from charset_normalizer import from_bytes
 
+from selfcrag.files.containers import (
+    MAX_COMPRESSION_RATIO,
+    MAX_UNPACKED_BYTES,
+    RATIO_FLOOR,
+    UnreadableDocument,
+    gunzip,
+)
 from selfcrag.files.html_page import TooDeeplyNested, html_to_markdown
 from selfcrag.files.manpage import is_man_page, man_page_to_markdown
 from selfcrag.files.markdown import markdown_text
-from selfcrag.files.outline import MarkdownOutline
+from selfcrag.files.outline import plain_text
 from selfcrag.files.restructuredtext import rst_to_markdown
-from selfcrag.split.sentences import is_markdown_structure, is_title_line
-
-if TYPE_CHECKING:  # pypdf is imported when a PDF is read: 0.12 s of CPU that other ingests do not need
-    from pypdf import PageObject, PdfReader
 
 __all__ = [
+    "LINK_OUTSIDE",
     "MAX_FILE_BYTES",
     "SUPPORTED_SUFFIXES",
     "LoadedFile",
+    "Place",
     "SkippedFile",
     "discover",
     "nothing_to_ingest",
     "read_document",
 ]
 
-logging.getLogger("pypdf").addHandler(logging.NullHandler())
-
-SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".rst", ".html", ".htm")
-"""File suffixes (compared case-insensitively) that can be ingested."""
+SUPPORTED_SUFFIXES = (
+    *(".md", ".markdown", ".txt", ".pdf", ".rst", ".html", ".htm"),
+    *(".docx", ".docm", ".odt", ".pptx", ".pptm", ".xlsx", ".xlsm", ".csv", ".tsv"),  # office documents and sheets
+    *(".epub", ".ipynb", ".eml", ".rtf", ".gz"),  # books, notebooks, e-mail, RTF, compressed text (/usr/share/doc)
+)
+"""File suffixes (compared case-insensitively) that can be ingested; a file without one is read when it holds text."""
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 """Files larger than this many bytes are skipped."""
 
 MAX_TEXT_CHARS = 50_000_000
 """Documents whose text runs past this many characters are skipped (a small PDF can hold far more text than bytes)."""
-
-MAX_PDF_PAGES = 10_000
-"""PDFs with more pages than this are skipped."""
-
-PDF_DRAWING_RATIO = 20
-"""A PDF's pages may hold drawing instructions up to this many times the file's size.
-
-pypdf reads about 0.6 MB of instructions a second, in Python. Text compresses 3 to 6
-times, so an honest file stays well below; more means many pages share one stream or a
-compression bomb (issue 20: 20 pages sharing one 7 MB stream, a 14 KB file, took 125 s
-and 395 MB). A stream shared by pages is counted once for each page that draws it.
-"""
-
-PDF_DRAWING_FLOOR = 8 * 1024 * 1024
-"""Small PDFs may hold this many bytes of drawing instructions whatever their size (about 15 s to read)."""
-
-MAX_READ_SECONDS = 600
-"""A PDF whose pages take longer than this to read is skipped, checked between pages.
-
-The measures above bound the work before it starts; this bounds what they cannot
-foresee (a page whose text pypdf reads slowly). It is ten times what the largest
-document the measures admit takes on a quiet machine, so a busy one reads it too.
-"""
-
-_clock = time.monotonic  # what MAX_READ_SECONDS is measured by (a test gives its own)
 
 # Byte values that count as "control characters" when sniffing for binary data:
 # C0 controls except TAB, LF, VT, FF, CR and ESC (ANSI colour codes), plus DEL.
@@ -103,9 +83,43 @@ _UTF16_LE_BOM = b"\xff\xfe"
 _UTF16_BE_BOM = b"\xfe\xff"
 
 _REASON_UNDECODABLE = "undecodable text (no text encoding fits)"
-_REASON_NO_TEXT_LAYER = "no text layer in PDF (scanned?)"
 _REASON_UNDECODABLE_NAME = "file name is not valid UTF-8 (rename it)"
 _REASON_MARKUP_ONLY = "no text in it, only markup"
+# Office's binary formats before 2007: no maintained library reads their text, and every Office since saves the new one.
+_LEGACY_OFFICE = {
+    ".doc": "Word 97-2003 document: save it as .docx to index it",
+    ".ppt": "PowerPoint 97-2003 presentation: save it as .pptx to index it",
+    ".xls": "Excel 97-2003 workbook: save it as .xlsx to index it",
+}
+_REASON_LINK_ON_THE_WAY = "its path now goes through a link (not followed)"
+
+LINK_OUTSIDE = "a link to outside the folder"
+"""Why :func:`discover` skips a link, found inside a folder, whose target lies outside that folder."""
+
+# How a folder on the way to a file is opened when links are not followed: without reading it (O_PATH, where there is
+# one), and refusing a link in its place (O_NOFOLLOW).
+_FOLDER_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # NONBLOCK: a FIFO swapped in
+_OPENS_PART_BY_PART = all(hasattr(os, flag) for flag in ("O_NOFOLLOW", "O_DIRECTORY")) and os.open in os.supports_dir_fd
+# Formats read by a reader module of their own, "module:function": the function takes the file's bytes and returns its
+# Markdown, or its Markdown and places. Imported when such a file is read (python-docx, python-pptx, openpyxl take
+# 0.1 to 0.4 s to import). Macro-enabled files (.docm, .pptm, .xlsm) are read for their text; no macro is read or run.
+_BINARY_READERS = {
+    ".pdf": "selfcrag.files.pdf:read_pdf",
+    ".docx": "selfcrag.files.docx:read_docx",
+    ".docm": "selfcrag.files.docx:read_docx",
+    ".odt": "selfcrag.files.odt:read_odt",
+    ".pptx": "selfcrag.files.slides:read_pptx",
+    ".pptm": "selfcrag.files.slides:read_pptx",
+    ".xlsx": "selfcrag.files.sheets:read_xlsx",
+    ".xlsm": "selfcrag.files.sheets:read_xlsx",
+    ".epub": "selfcrag.files.epub:read_epub",
+    ".ipynb": "selfcrag.files.notebook:read_notebook",
+    ".eml": "selfcrag.files.email_message:read_email",
+    ".rtf": "selfcrag.files.rtf:read_rtf",
+}
+# Text formats read by a reader module of their own once decoded: the function takes the text and the file's stem.
+_TEXT_READERS = {".csv": "selfcrag.files.sheets:read_csv", ".tsv": "selfcrag.files.sheets:read_tsv"}
 # Structured formats: their parser's text, written as Markdown so headings give sections and titles.
 _MARKUP_TO_MARKDOWN = {".rst": rst_to_markdown, ".html": html_to_markdown, ".htm": html_to_markdown}
 _MARKUP_NAMES = {
@@ -130,12 +144,41 @@ class LoadedFile:
             item or table row). Never empty or whitespace-only.
         encoding: The text encoding it was read in (``utf-8``, ``cp1252``,
             ``gb18030``, ``utf_16_le``, ...); ``pdf`` for a PDF.
+        places: Where stretches of the text stand in the original (pages, slides, rows), in offset order.
+        same_lines: The text's lines are the file's own (plain text, and Markdown whose HTML left its lines
+            as they were), so a citation can name a line, counted in the text.
 
     """
 
     path: Path
     text: str
     encoding: str = "utf-8"
+    places: tuple[Place, ...] = ()
+    same_lines: bool = False
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where in the original file the text from ``offset`` on stands, until the next place.
+
+    Readers of paged or tabular formats mark each page, slide or row as they
+    write the text, so that a citation can say where to look ("p. 6 (printed 3)",
+    "slide 4", "sheet Releases, row 12"). Text formats carry no places: their
+    citations name the line, counted from the text itself.
+
+    Attributes:
+        offset: The first character in :attr:`LoadedFile.text` that stands there.
+        kind: ``"page"``, ``"slide"`` or ``"row"``.
+        number: The page (physical, from 1), slide (from 1) or row (as the sheet numbers it).
+        label: A PDF's printed page label when it differs from ``number`` ("iii", "3"); None otherwise.
+        sheet: For a row, the sheet's name (None in a CSV or TSV file).
+    """
+
+    offset: int
+    kind: str
+    number: int
+    label: str | None = None
+    sheet: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,14 +209,20 @@ class _Skip(Exception):
 # --------------------------------------------------------------------------- #
 
 
-def discover(paths: Iterable[str | Path] | str | Path) -> tuple[list[Path], list[SkippedFile]]:
+def discover(
+    paths: Iterable[str | Path] | str | Path, *, follow_links: bool = False
+) -> tuple[list[Path], list[SkippedFile]]:
     """Expand files and folders into the list of supported files to read.
 
     Folders are walked recursively; within a folder, entries are visited in
     sorted name order, so the result is sorted by path below each argument.
     Arguments keep the order they were given in and duplicates (the same file
-    named twice, or reached through a symlink) are listed once. Symlinks are
-    followed, but a directory is never entered twice, so symlink loops
+    named twice, or reached through a symlink) are listed once. Symlinks
+    inside a folder are followed while their targets stay inside it (judged
+    on resolved paths); one that leads out of it is skipped as
+    :data:`LINK_OUTSIDE`, unless ``follow_links``. A path named as an
+    argument is followed wherever it leads: that link is the user's choice.
+    A directory is never entered twice, so symlink loops
     terminate. Hidden entries (names starting with ``.``, e.g. ``.git`` or
     ``.selfcrag``) are ignored inside folders, but a hidden path named
     explicitly is honoured. Files with unsupported suffixes are reported as
@@ -183,17 +232,20 @@ def discover(paths: Iterable[str | Path] | str | Path) -> tuple[list[Path], list
     Args:
         paths: Files and folders named by the user. ``~`` is expanded. A single
             ``str`` or ``Path`` is accepted as a one-element list.
+        follow_links: Follow every link, also those that lead out of the
+            folder they are in.
 
     Returns:
         A pair ``(files, skipped)``: ``files`` are resolved absolute paths of
         supported regular files in discovery order; ``skipped`` lists paths that
         were named (or found) but cannot be ingested, e.g. missing paths,
-        unsupported explicit files, unreadable folders and symlink loops.
+        unsupported explicit files, unreadable folders, symlink loops and links
+        to outside the folder.
 
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    walker = _Walker()
+    walker = _Walker(follow_links)
     for raw in paths:
         if not str(raw).strip():  # Path("") would silently mean the current folder
             walker.skip(Path(str(raw)), "empty path")
@@ -205,7 +257,8 @@ def discover(paths: Iterable[str | Path] | str | Path) -> tuple[list[Path], list
 class _Walker:
     """Accumulates the results of :func:`discover` across all arguments."""
 
-    def __init__(self) -> None:
+    def __init__(self, follow_links: bool = False) -> None:
+        self.follow_links = follow_links
         self.files: list[Path] = []
         self.skipped: list[SkippedFile] = []
         self._seen_files: set[Path] = set()
@@ -237,21 +290,21 @@ class _Walker:
             if key in self._visited_dirs:
                 return
             self._visited_dirs.add(key)
-            self.walk(path, {key})
+            self.walk(path, {key}, _resolve(path))
         elif stat.S_ISREG(st.st_mode):
             resolved = _resolve(path)
-            suffix = resolved.suffix.lower()
-            if suffix in SUPPORTED_SUFFIXES:
+            if _is_supported_name(resolved.name):
                 self.add_file(resolved)
             else:
-                self.skip(path, _unsupported_reason(suffix))
+                self.skip(path, _unsupported_reason(resolved.suffix.lower()))
         else:
             self.skip(path, "not a regular file")
 
-    def walk(self, top: Path, ancestors: set[tuple[int, int]]) -> None:
+    def walk(self, top: Path, ancestors: set[tuple[int, int]], root: Path) -> None:
         """Walk a folder depth first, in sorted name order, with a stack of its own.
 
         Not recursive: a folder nested 1,100 deep (deeper than Python's recursion limit) is walked like any.
+        Unless links are followed, nothing is taken from outside ``root`` (the folder's resolved path).
         """
         stack: list[tuple[Iterator[os.DirEntry[str]], Path, set[tuple[int, int]]]] = []
         listed = self._list(top)
@@ -281,6 +334,9 @@ class _Walker:
                         reason = "broken symlink"
                     self.skip(path, reason)
                 continue
+            if not self.follow_links and _is_link(entry) and not _resolve(path).is_relative_to(root):
+                self.skip(path, LINK_OUTSIDE)
+                continue
             if stat.S_ISDIR(st.st_mode):
                 key = (st.st_dev, st.st_ino)
                 if key in above:
@@ -294,7 +350,10 @@ class _Walker:
                     stack.append((iter(listed), path, above | {key}))
             elif stat.S_ISREG(st.st_mode):
                 resolved = _resolve(path)
-                if resolved.suffix.lower() in SUPPORTED_SUFFIXES:
+                if not self.follow_links and not resolved.is_relative_to(root):
+                    # A folder on the way became a link after it was listed: its files are outside too.
+                    self.skip(path, LINK_OUTSIDE)
+                elif _is_supported_name(resolved.name):
                     self.add_file(resolved)
                 else:
                     self.skip(path, _unsupported_reason(resolved.suffix.lower()))
@@ -315,24 +374,38 @@ class _Walker:
 # --------------------------------------------------------------------------- #
 
 
-def read_document(path: Path) -> LoadedFile | SkippedFile:
+def read_document(path: Path, *, follow_links: bool = True) -> LoadedFile | SkippedFile:
     """Read one Markdown, text, PDF, reStructuredText or HTML file.
 
     Text files are decoded as UTF-8 (with or without BOM), UTF-16 when a
     UTF-16 BOM is present, and otherwise in the encoding charset-normalizer
     detects. Line endings are normalised to LF and a leading BOM is dropped.
-    PDFs are read with pypdf; the text of all pages is joined with blank
-    lines, under the PDF's title as a heading. reStructuredText (docutils)
+    PDFs are read with pypdf (see :func:`~selfcrag.files.pdf.read_pdf`): their
+    pages, under the PDF's title and its outline's headings. reStructuredText (docutils)
     and HTML (selectolax) are decoded as text, parsed, and written as
     Markdown, so their headings give sections and titles; nothing in them is
     run, included or fetched. Markdown loses its HTML tags (their words stay),
     and a manual page saved as text is written as Markdown by its sections.
+    Word, OpenDocument and PowerPoint files, workbooks and CSV/TSV files are
+    read by their reader modules (:data:`_BINARY_READERS`, :data:`_TEXT_READERS`)
+    as Markdown, slides and rows marked as :attr:`LoadedFile.places`; their
+    archives are opened within the bounds of :mod:`selfcrag.files.containers`.
+    So are EPUB books, notebooks, e-mail (``.eml``) and RTF, read as Markdown by
+    theirs. A ``.gz`` file is unpacked, bounded, and read as the name inside says
+    (``NEWS.md.gz`` as Markdown, ``changelog.Debian.gz`` as text). Plain text (a
+    ``.txt``, or a file without an extension that holds text) is read as it is: a
+    ``# ...`` line in it is a line of text, not a heading, unless the file opens
+    with one (Markdown saved as text). A legacy ``.doc``, ``.ppt`` or ``.xls`` is
+    skipped with what to save it as.
     The work per document is bounded before a parser runs: HTML nesting
     depth, PDF pages and drawing instructions, characters of text; and a
-    PDF's pages are read for at most :data:`MAX_READ_SECONDS`.
+    PDF's pages are read for at most :data:`~selfcrag.files.pdf.MAX_READ_SECONDS`.
 
     Args:
         path: The file to read (``str`` is accepted too).
+        follow_links: Follow links in the path. Without, the path is read as
+            it is, the resolved path :func:`discover` found: a link anywhere
+            in it (one put there since) is refused, not followed.
 
     Returns:
         A :class:`LoadedFile` with the resolved path and the text, or a
@@ -340,62 +413,116 @@ def read_document(path: Path) -> LoadedFile | SkippedFile:
         permission denied, a directory, an unsupported suffix, larger than
         :data:`MAX_FILE_BYTES`, empty or whitespace-only, binary, undecodable,
         a PDF without a text layer, an encrypted or corrupt PDF, a PDF past
-        its bounds (pages, drawing instructions, characters, seconds), HTML nested past
+        its bounds (pages, drawing instructions, characters, seconds), a path
+        through a link when links are not followed, HTML nested past
         :data:`~selfcrag.files.html_depth.MAX_NESTING`, or markup without text
-        (or that its parser cannot read). Problems caused by the user's files
-        never raise.
+        (or that its parser cannot read), or an office file that is
+        password-protected, corrupt, a zip bomb or declares XML entities.
+        Problems caused by the user's files never raise.
 
     """
     path = Path(path).expanduser()
     try:
-        resolved, data = _read_bytes(path)
+        resolved, data = _read_bytes(path, follow_links)
         suffix = resolved.suffix.lower()
-        if suffix == ".pdf":
-            text, encoding = _pdf_text(data), "pdf"
+        if suffix == ".gz":  # compressed text, as /usr/share/doc ships it: read as the name inside says
+            data, suffix = _gunzipped(data, resolved.stem)
+        same_lines = False
+        places: tuple[Place, ...] = ()
+        if suffix in _BINARY_READERS:
+            (text, places), encoding = _read_with(_BINARY_READERS[suffix], data), suffix[1:]
         else:
             text, encoding = _decode_text(data)
-            if suffix in _MARKUP_TO_MARKDOWN:
+            decoded_lines = text.count("\n")
+            if suffix in _TEXT_READERS:
+                text, places = _read_with(_TEXT_READERS[suffix], text, resolved.stem)
+            elif suffix in _MARKUP_TO_MARKDOWN:
                 text = _markup_text(text, suffix)
             elif suffix in (".md", ".markdown"):
                 text = _markup_text(text, suffix, markdown_text)
+                # An HTML heading or line break adds lines: then no line number would be the file's.
+                same_lines = text.count("\n") == decoded_lines
             elif is_man_page(text):
                 text = man_page_to_markdown(text)
+            else:  # plain text (.txt, or a name without a known suffix): a "# ..." line in it is no heading
+                text, same_lines = plain_text(text), True
     except _Skip as skip:
         return SkippedFile(_display_path(path), skip.reason)
-    return LoadedFile(resolved, text, encoding)
+    return LoadedFile(resolved, text, encoding, places, same_lines=same_lines)
 
 
-def _read_bytes(path: Path) -> tuple[Path, bytes]:
+def _gunzipped(data: bytes, name: str) -> tuple[bytes, str]:
+    """A gzip file's contents, and the suffix they are read by: the inner name's (``NEWS.md.gz``: ``.md``).
+
+    What is unpacked is bounded before it is inflated: at most
+    :data:`~selfcrag.files.containers.MAX_COMPRESSION_RATIO` times the file's size (a gzip bomb
+    stops there), then at most :data:`MAX_FILE_BYTES`, as a text file is. An inner name whose
+    suffix is no type of file (``changelog.Debian``, ``changelog.1``, ``README``) is read as text
+    when it holds text; one of a type not read here (``manual.ps``) is skipped unread.
+
+    Args:
+        data: The compressed file.
+        name: The name inside: the file's name without ``.gz``.
+
+    Returns:
+        The uncompressed bytes, and the inner name's suffix ("" for one read as text).
+
+    Raises:
+        _Skip: A gzip bomb, a damaged file, more than :data:`MAX_FILE_BYTES` unpacked, or a type not read.
+    """
+    suffix = Path(name).suffix.lower()
+    if suffix == ".gz" or (suffix not in SUPPORTED_SUFFIXES and _names_a_file_type(suffix)):
+        raise _Skip(f"{_unsupported_reason(suffix)} (compressed)")
+    limit = min(MAX_UNPACKED_BYTES, max(RATIO_FLOOR, MAX_COMPRESSION_RATIO * len(data)))
+    try:
+        unpacked = gunzip(data, "gzip file", limit)
+    except UnreadableDocument as unreadable:
+        raise _Skip(unreadable.reason) from None
+    if len(unpacked) > MAX_FILE_BYTES:
+        raise _Skip(f"larger than {_format_size(MAX_FILE_BYTES)} uncompressed")
+    if not unpacked:
+        raise _Skip("empty file")
+    return unpacked, suffix if suffix in SUPPORTED_SUFFIXES else ""
+
+
+def _names_a_file_type(suffix: str) -> bool:
+    """Tell whether a suffix names a type of file that is no text (``.ps``, ``.png``); ``.Debian`` or ``.1`` do not.
+
+    Python's own table of types is asked, not the system's, so that every machine reads the same files.
+    """
+    kind, _ = mimetypes.MimeTypes().guess_type(f"file{suffix}", strict=False)
+    return kind is not None and not kind.startswith("text/")
+
+
+def _read_bytes(path: Path, follow_links: bool = True) -> tuple[Path, bytes]:
     """Check and read a file's bytes.
 
     Args:
         path: The file to read.
+        follow_links: Follow links in the path (see :func:`read_document`).
 
     Returns:
         The resolved path and the file's contents.
 
     Raises:
         _Skip: The file is missing, unreadable, not a regular file, of an
-            unsupported type, too large or empty.
+            unsupported type, too large or empty, or (links not followed)
+            its path goes through a link.
 
     """
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise _Skip(_os_error_reason(exc)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise _Skip("is a directory")
-    if not stat.S_ISREG(st.st_mode):
-        raise _Skip("not a regular file")
-    resolved = _resolve(path)
+    resolved = _resolve(path) if follow_links else Path(os.path.abspath(path))
     suffix = resolved.suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        raise _Skip(_unsupported_reason(suffix))
     limit = MAX_FILE_BYTES
-    if st.st_size > limit:
-        raise _Skip(f"larger than {_format_size(limit)}")
+
+    def check(found: os.stat_result) -> None:
+        _check_regular(found)
+        if not _is_supported_name(resolved.name):
+            raise _Skip(_unsupported_reason(suffix))
+        if found.st_size > limit:
+            raise _Skip(f"larger than {_format_size(limit)}")
+
     try:
-        with open(resolved, "rb") as handle:
+        with _open_regular_file(path, follow_links, check) as handle:
             data = handle.read(limit + 1)
     except OSError as exc:
         raise _Skip(_os_error_reason(exc)) from None
@@ -404,6 +531,88 @@ def _read_bytes(path: Path) -> tuple[Path, bytes]:
     if not data:
         raise _Skip("empty file")
     return resolved, data
+
+
+def _open_regular_file(path: Path, follow_links: bool, check: Callable[[os.stat_result], None]) -> BinaryIO:
+    """Open a regular file to read, following links in its path or none.
+
+    Args:
+        path: The file.
+        follow_links: Follow links. Without, the file is opened one part of
+            its absolute path at a time from the root, each part refusing a
+            link: the file read is the one the path names when read, not one
+            a link swapped in after a check leads to (no window between a
+            check and the open).
+        check: Raises ``_Skip`` for a file not to open, told its status (a regular file's, or not).
+
+    Returns:
+        The open file.
+
+    Raises:
+        _Skip: Missing, unreadable, a directory, not a regular file, refused by ``check``; or, links not followed,
+            a link in the path.
+    """
+    if follow_links or not _OPENS_PART_BY_PART:
+        if not follow_links and _resolve(path) != Path(os.path.abspath(path)):
+            raise _Skip(_REASON_LINK_ON_THE_WAY)  # no O_NOFOLLOW here: this check is the closest to the open
+        try:
+            check(os.stat(path))  # before opening: opening a device or FIFO may block or act
+            return open(path, "rb")
+        except OSError as exc:
+            raise _Skip(_os_error_reason(exc)) from None
+    parts = Path(os.path.abspath(path)).parts
+    if len(parts) < 2:
+        raise _Skip("is a directory")  # the root folder
+    top, *folders, name = parts
+    folder = os.open(top, _FOLDER_FLAGS)
+    try:
+        for part in folders:
+            inner = _open_part(part, _FOLDER_FLAGS, folder)
+            os.close(folder)
+            folder = inner
+        try:
+            found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except OSError as exc:
+            raise _Skip(_os_error_reason(exc)) from None
+        if stat.S_ISLNK(found.st_mode):
+            raise _Skip(_REASON_LINK_ON_THE_WAY)
+        check(found)  # before opening, as above
+        handle = os.fdopen(_open_part(name, _FILE_FLAGS, folder), "rb")
+    finally:
+        os.close(folder)
+    try:
+        check(os.fstat(handle.fileno()))  # the file opened, should it have changed since it was checked
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def _open_part(name: str, flags: int, folder: int) -> int:
+    """Open one part of a path inside an open folder, refusing a link (as ``_Skip``)."""
+    try:
+        return os.open(name, flags, dir_fd=folder)
+    except OSError as exc:
+        # A link refused by O_NOFOLLOW is ELOOP, or ENOTDIR where a folder was asked for.
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link_in(name, folder):
+            raise _Skip(_REASON_LINK_ON_THE_WAY) from None
+        raise _Skip(_os_error_reason(exc)) from None
+
+
+def _is_link_in(name: str, folder: int) -> bool:
+    """Tell whether ``name`` in an open folder is a link."""
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _check_regular(found: os.stat_result) -> None:
+    """Raise ``_Skip`` unless ``found`` is a regular file's."""
+    if stat.S_ISDIR(found.st_mode):
+        raise _Skip("is a directory")
+    if not stat.S_ISREG(found.st_mode):
+        raise _Skip("not a regular file")
 
 
 def _decode_text(data: bytes) -> tuple[str, str]:
@@ -441,6 +650,34 @@ def _decode_text(data: bytes) -> tuple[str, str]:
     if not text.strip():
         raise _Skip("empty file")
     return text, encoding
+
+
+def _read_with(reader: str, source: bytes | str, *names: str) -> tuple[str, tuple[Place, ...]]:
+    """Read a file with a reader module's function, named ``"module:function"``.
+
+    Args:
+        reader: The function, e.g. ``"selfcrag.files.docx:read_docx"``.
+        source: The file's bytes, or its decoded text for a text format.
+        names: What else the function takes (a text format's reader, the file's name without its suffix).
+
+    Returns:
+        The Markdown text and the places in it (none for a reader that marks none).
+
+    Raises:
+        _Skip: The reader refused the file (:class:`~selfcrag.files.containers.UnreadableDocument`),
+            or its text is empty or past :data:`MAX_TEXT_CHARS`.
+    """
+    module, _, function = reader.partition(":")
+    try:
+        read = getattr(importlib.import_module(module), function)(source, *names)
+    except UnreadableDocument as unreadable:
+        raise _Skip(unreadable.reason) from None
+    text, places = (read, ()) if isinstance(read, str) else read
+    if len(text) > MAX_TEXT_CHARS:
+        raise _Skip(f"more than {MAX_TEXT_CHARS:,} characters of text")
+    if not text.strip():
+        raise _Skip("no text in it")
+    return text, places
 
 
 def _markup_text(source: str, suffix: str, reader: Callable[[str], str] | None = None) -> str:
@@ -544,207 +781,6 @@ def _bad_char_ratio(text: str) -> float:
     return len(_BAD_CHARS_RE.findall(text)) / len(text)
 
 
-def _pdf_text(data: bytes) -> str:
-    """Extract the text layer of a PDF, written as Markdown: its title as a heading, then its pages.
-
-    The pages are read as plain text: a line that looks like Markdown structure
-    (a ``#`` comment in a code example, a row of dashes) is kept from being read as
-    a heading or a table. The work is bounded before any page is read: the number
-    of pages, and the bytes of drawing instructions (see :data:`PDF_DRAWING_RATIO`);
-    and while pages are read, by :data:`MAX_READ_SECONDS`.
-
-    Args:
-        data: Raw PDF bytes (not empty).
-
-    Returns:
-        The title heading (when the PDF has a title) and the non-empty page texts, joined by blank lines.
-
-    Raises:
-        _Skip: The PDF is encrypted, corrupt, too costly to read or has no text layer.
-
-    """
-    from pypdf import PdfReader
-    from pypdf.errors import FileNotDecryptedError
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            reader = PdfReader(io.BytesIO(data))
-            if reader.is_encrypted:
-                _decrypt_with_empty_password(reader)
-            pages = list(reader.pages)
-        except _Skip:
-            raise
-        except FileNotDecryptedError:
-            raise _Skip("encrypted PDF (password required)") from None
-        except Exception:  # pypdf documents that broken files may raise anything
-            raise _Skip("corrupt or unreadable PDF") from None
-        if len(pages) > MAX_PDF_PAGES:
-            raise _Skip(f"PDF has {len(pages):,} pages, more than {MAX_PDF_PAGES:,}")
-        readable = _pages_within_budget(pages, max(PDF_DRAWING_FLOOR, PDF_DRAWING_RATIO * len(data)))
-        texts: list[str] = []
-        failed = len(pages) - len(readable)
-        characters = 0
-        started = _clock()
-        for number, page in enumerate(readable, start=1):
-            if _clock() - started > MAX_READ_SECONDS:
-                read = f"{number - 1:,} of {len(pages):,} pages read"
-                raise _Skip(f"PDF took more than {MAX_READ_SECONDS:,} s to read ({read})")
-            try:
-                page_text = page.extract_text() or ""
-            except Exception:  # one broken page must not lose the others
-                failed += 1
-                continue
-            page_text = _normalise_newlines(page_text).strip()
-            characters += len(page_text)
-            if characters > MAX_TEXT_CHARS:
-                raise _Skip(f"more than {MAX_TEXT_CHARS:,} characters of text")
-            if page_text:
-                texts.append(page_text)
-        title = _pdf_title(reader, texts)
-    if not pages:
-        raise _Skip("PDF has no pages")
-    if not texts:
-        if failed == len(pages):
-            raise _Skip("corrupt or unreadable PDF")
-        raise _Skip(_REASON_NO_TEXT_LAYER)
-    outline = MarkdownOutline()
-    if title:
-        outline.heading(1, title)
-        first, _, rest = texts[0].partition("\n")
-        if first.strip() == title:  # the title line of the first page is that heading
-            texts[0] = rest
-    for page_text in texts:
-        outline.lines(page_text)
-    return outline.text()
-
-
-def _pages_within_budget(pages: list[PageObject], budget: int) -> list[PageObject]:
-    """The pages whose drawing instructions can be decoded, once the whole document is known to fit ``budget``.
-
-    Args:
-        pages: The document's pages.
-        budget: Bytes of decoded drawing instructions the document may hold in all.
-
-    Returns:
-        The pages to read (a page whose streams cannot be decoded is left out, as a broken page).
-
-    Raises:
-        _Skip: The pages draw more than ``budget`` bytes.
-    """
-    readable: list[PageObject] = []
-    decoded: dict[int, int] = {}  # bytes of each stream object, decoded once however many pages draw it
-    total = 0
-    for page in pages:
-        try:
-            total += _drawing_bytes(page, decoded)
-        except Exception:  # a stream pypdf cannot decode (or refuses to: its own limits): the page is broken
-            continue
-        if total > budget:
-            raise _Skip(
-                f"PDF pages draw more than {_format_size(budget)} of instructions (pages sharing one stream, "
-                "or a compression bomb)"
-            )
-        readable.append(page)
-    return readable
-
-
-def _drawing_bytes(page: PageObject, decoded: dict[int, int]) -> int:
-    """Bytes of instructions pypdf reads to extract a page's text: its content streams and the forms it draws.
-
-    Args:
-        page: The page.
-        decoded: Sizes of the streams decoded so far, by object id.
-
-    Returns:
-        The page's total, counting a stream once for this page.
-    """
-    from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
-
-    total = 0
-    seen: set[int] = set()
-    pending: list[object] = [page.get("/Contents"), page.get("/Resources")]
-    while pending:
-        item = pending.pop()
-        found = item.get_object() if hasattr(item, "get_object") else item
-        if found is None or id(found) in seen:
-            continue
-        seen.add(id(found))
-        if isinstance(found, ArrayObject):
-            pending.extend(found)
-        elif isinstance(found, StreamObject):  # a content stream, or a form drawn from the resources
-            if id(found) not in decoded:
-                decoded[id(found)] = len(found.get_data())
-            total += decoded[id(found)]
-            pending.append(found.get("/Resources"))
-        elif isinstance(found, DictionaryObject):  # resources: the forms among their XObjects
-            xobjects = found.get("/XObject")
-            xobjects = xobjects.get_object() if xobjects is not None else None
-            if isinstance(xobjects, DictionaryObject):
-                forms = (x.get_object() for x in xobjects.values())
-                pending.extend(
-                    form for form in forms if isinstance(form, StreamObject) and form.get("/Subtype") == "/Form"
-                )
-    return total
-
-
-_FILE_NAME_TITLE = re.compile(r"\.(?:docx?|pdf|tex|dvi|ps|odt|rtf|txt|md|html?|indd|pptx?|xlsx?)\s*$", re.IGNORECASE)
-
-
-def _pdf_title(reader: PdfReader, texts: list[str]) -> str | None:
-    """A PDF's title: its metadata's, else its first bookmark, else a title-like first line.
-
-    Metadata that only names a file or a program ("report.docx", "Microsoft Word - ...", "untitled") is no title.
-
-    Args:
-        reader: The open PDF.
-        texts: The page texts.
-
-    Returns:
-        The title, or None.
-    """
-    try:
-        info = reader.metadata
-        named = str(info.title or "").strip() if info is not None else ""
-    except Exception:  # damaged metadata is no title
-        named = ""
-    if named and not _FILE_NAME_TITLE.search(named) and not named.lower().startswith(("microsoft ", "untitled")):
-        return " ".join(named.split())
-    try:
-        first = next((entry for entry in reader.outline if not isinstance(entry, list)), None)
-        bookmark = str(first.title).strip() if first is not None and first.title else ""
-    except Exception:  # a damaged outline is no title
-        bookmark = ""
-    if bookmark:
-        return " ".join(bookmark.split())
-    first_line = texts[0].split("\n", 1)[0].strip() if texts else ""
-    # A "# comment" or "$ command" of a code example on top of the first page is code, no title.
-    looks_like_code = is_markdown_structure(first_line) or first_line.startswith(("$ ", "> ", "//"))
-    return first_line if is_title_line(first_line) and not looks_like_code else None
-
-
-def _decrypt_with_empty_password(reader: PdfReader) -> None:
-    """Open an encrypted PDF that has an empty user password.
-
-    Args:
-        reader: A reader whose document is encrypted.
-
-    Raises:
-        _Skip: A password is needed, or decryption is not possible here.
-
-    """
-    from pypdf.errors import DependencyError, PyPdfError
-
-    try:
-        result = reader.decrypt("")
-    except (DependencyError, NotImplementedError):
-        raise _Skip("encrypted PDF (unsupported encryption)") from None
-    except PyPdfError:
-        raise _Skip("encrypted PDF (password required)") from None
-    if not result:
-        raise _Skip("encrypted PDF (password required)")
-
-
 # --------------------------------------------------------------------------- #
 # helpers
 # --------------------------------------------------------------------------- #
@@ -761,6 +797,14 @@ def _resolve(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):  # RuntimeError: symlink loop on Python < 3.13
         return Path(os.path.abspath(path))
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    """Tell whether a folder's entry is a link (when that cannot be told, it is taken as one: it is checked)."""
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return True
 
 
 def _display_path(path: Path) -> Path:
@@ -798,12 +842,14 @@ def nothing_to_ingest(paths: Iterable[str | Path], skipped: Iterable[SkippedFile
 
 
 def _is_supported_name(name: str) -> bool:
-    """Tell whether a file name has a supported suffix."""
-    return Path(name).suffix.lower() in SUPPORTED_SUFFIXES
+    """Tell whether a file name has a supported suffix, or none: ``README``, ``NEWS`` are read when they hold text."""
+    return Path(name).suffix.lower() in (*SUPPORTED_SUFFIXES, "")
 
 
 def _unsupported_reason(suffix: str) -> str:
-    """Return the skip reason for an unsupported suffix."""
+    """Return the skip reason for an unsupported suffix; for a legacy Office file, what to do to read it."""
+    if suffix in _LEGACY_OFFICE:
+        return _LEGACY_OFFICE[suffix]
     return f"unsupported type {suffix}" if suffix else "unsupported type (no extension)"
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from selfcrag.split.sentences import is_markdown_structure, join_wrapped_lines
+from selfcrag.split.sentences import closes_fence, is_markdown_structure, join_wrapped_lines, opens_fence
 
-__all__ = ["MarkdownOutline"]
+__all__ = ["MarkdownOutline", "plain_text"]
 
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _BACKTICKS = re.compile(r"`+")
@@ -53,6 +53,11 @@ class MarkdownOutline:
         if block.strip():
             self.blocks.append(block)
 
+    def markdown(self, text: str) -> None:
+        """Add a block that is Markdown already (a notebook's Markdown cell): its headings are headings."""
+        if text.strip():
+            self.blocks.append(text.strip("\n"))
+
     def item(self, text: str) -> None:
         """Add a list item (``- text``), so the splitter starts a unit at it."""
         line = _one_line(text)
@@ -80,6 +85,47 @@ class MarkdownOutline:
     def text(self) -> str:
         """The document: its blocks separated by blank lines (empty when it had no text)."""
         return "\n\n".join(self.blocks)
+
+
+def plain_text(text: str) -> str:
+    """A plain-text file's text as the splitter must read it: a line starting with ``#`` is a line of text.
+
+    In Markdown ``# Title`` is a heading; in a text file it is a comment, a shell prompt or a
+    number sign (issue 34: a ``# ...`` line of tar's NEWS became its title and every citation's
+    section). Such a line is indented past Markdown's three spaces, outside code fences. The
+    headings plain text does have are kept: a title underlined with ``===``, a line of capitals,
+    a numbered title. A file that opens with a ``# Title`` line standing alone is Markdown saved
+    as text (notes; the documents of the evaluation sets, ``docs/<id>.txt``, are written so) and
+    is read as Markdown.
+
+    Args:
+        text: The decoded file, with LF line endings.
+
+    Returns:
+        The text, its lines unchanged but for the indentation of those that would read as ``#`` headings.
+    """
+    lines = text.split("\n")
+    first = next((number for number, line in enumerate(lines) if line.strip()), len(lines))
+    following = lines[first + 1] if first + 1 < len(lines) else ""
+    if first < len(lines) and _is_title_heading(lines[first]) and not following.strip():
+        return text  # Markdown saved as text
+    fence: str | None = None
+    for number, line in enumerate(lines):
+        if fence is not None:
+            fence = None if closes_fence(line, fence) else fence
+        elif (fence := opens_fence(line)) is None and _is_hash_heading(line):
+            lines[number] = f"    {line}"
+    return "\n".join(lines)
+
+
+def _is_title_heading(line: str) -> bool:
+    """Tell whether a line is a level-1 ``# Title`` heading with a title."""
+    return line.startswith("# ") and _is_hash_heading(line) and bool(line[2:].strip(" #"))
+
+
+def _is_hash_heading(line: str) -> bool:
+    """Tell whether Markdown reads a line as an ATX heading (``# Title``): structure that starts with ``#``."""
+    return line.lstrip(" \t").startswith("#") and is_markdown_structure(line)
 
 
 def _as_text(line: str) -> str:

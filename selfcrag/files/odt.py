@@ -1,0 +1,255 @@
+"""Read an OpenDocument text (.odt) as Markdown, from its ``content.xml`` parsed with defusedxml.
+
+The text of an ODF document is a small vocabulary (``text:h`` headings with their
+outline level, ``text:p`` paragraphs, ``text:list`` items, ``table:table`` rows),
+so it is read here from the XML rather than through odfpy, which builds a DOM of
+Python objects for every node (slow, and its loader expands what its SAX parser
+is given). Headings keep their outline levels, a paragraph in the "Title" style
+is the document's title, list items are items, and a table is written one row a
+line, each value after its column header (see :mod:`selfcrag.files.tables`).
+Tables of contents and other generated indexes are left out (they repeat the
+headings), as are notes, comments and what is drawn. Nothing is run or fetched.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from selfcrag.files.containers import UnreadableDocument, open_zip, parse_xml, read_member
+from selfcrag.files.outline import MarkdownOutline
+from selfcrag.files.tables import is_header_row, row_line
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
+__all__ = ["read_odt"]
+
+_KIND = "OpenDocument text"
+_MAX_NESTING = 100  # lists in lists, spans in spans, tables in cells: deeper is no document a person wrote
+_MAX_COLUMNS = 1_000  # a repeated cell ("number-columns-repeated") is written at most this far across
+
+_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+_TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
+_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+_STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
+_DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
+
+# Inline elements whose text is no part of the sentence around them: notes, comments, ruby annotations, frames
+# (a text box's paragraphs are written after the paragraph it is anchored in).
+_NOT_INLINE = {
+    f"{_TEXT}note",
+    f"{_OFFICE}annotation",
+    f"{_OFFICE}annotation-end",
+    f"{_TEXT}ruby-text",
+    f"{_DRAW}frame",
+    f"{_DRAW}custom-shape",
+    f"{_DRAW}g",
+}
+# Blocks that hold no text of the document's own: generated indexes (they repeat the headings), declarations, forms.
+# Blocks whose text is no part of the document's own: comments.
+_NOT_BLOCKS = {f"{_OFFICE}annotation", f"{_OFFICE}annotation-end"}
+_NOT_TEXT = re.compile(r"\{[^}]*\}(?:table-of-content|[a-z-]*-index|bibliography|[a-z-]*-decls|forms|tracked-changes)$")
+_HEADING_STYLE = re.compile(r"Heading_20_(\d)")
+
+
+def read_odt(data: bytes) -> str:
+    """Read an OpenDocument text as Markdown.
+
+    Args:
+        data: The .odt file's bytes.
+
+    Returns:
+        ``#`` headings by outline level, a line per paragraph, ``- `` list items, and a line per table row.
+
+    Raises:
+        UnreadableDocument: The file is password-protected, corrupt, a zip bomb, declares XML entities,
+            or is nested more than ``_MAX_NESTING`` levels deep.
+    """
+    with open_zip(data, _KIND) as archive:
+        names = set(archive.namelist())
+        manifest = read_member(archive, "META-INF/manifest.xml", _KIND) if "META-INF/manifest.xml" in names else b""
+        if b"encryption-data" in manifest:  # ODF encrypts its members one by one and says so in the manifest
+            raise UnreadableDocument(f"password-protected {_KIND} (save it without a password to read it)")
+        root = parse_xml(read_member(archive, "content.xml", _KIND), _KIND)
+    body = root.find(f"{_OFFICE}body/{_OFFICE}text")
+    if body is None:
+        raise UnreadableDocument(f"not an {_KIND} (no text body in it)")
+    writer = _ContentWriter(_parent_styles(root))
+    writer.blocks(body, has_title=writer.has_title(body))
+    return writer.outline.text()
+
+
+def _parent_styles(root: Element) -> dict[str, str]:
+    """The named style each automatic style of the document derives from ("P3" -> "Title")."""
+    parents = {}
+    for style in root.iterfind(f"{_OFFICE}automatic-styles/{_STYLE}style"):
+        name, parent = style.get(f"{_STYLE}name"), style.get(f"{_STYLE}parent-style-name")
+        if name and parent:
+            parents[name] = parent
+    return parents
+
+
+class _ContentWriter:
+    """Writes the blocks of one document's body."""
+
+    def __init__(self, parents: dict[str, str]) -> None:
+        self.parents = parents
+        self.outline = MarkdownOutline()
+        self.shift = 0  # heading levels are one deeper under a title paragraph
+
+    def has_title(self, body: Element) -> bool:
+        """Whether a paragraph of the body is in the "Title" style."""
+        return any(self._style(p) == "Title" for p in body.iter(f"{_TEXT}p"))
+
+    def blocks(self, parent: Element, has_title: bool = False, depth: int = 0) -> None:
+        """Write the blocks inside ``parent``: headings, paragraphs, lists, tables, sections."""
+        if depth > _MAX_NESTING:
+            raise UnreadableDocument(f"{_KIND} nested more than {_MAX_NESTING} levels deep")
+        self.shift = int(has_title) if depth == 0 else self.shift
+        for child in parent:
+            tag = child.tag
+            if tag == f"{_TEXT}h":
+                level = _int(child.get(f"{_TEXT}outline-level"), 1)
+                self.outline.heading(level + self.shift, _inline_text(child))
+                self._frames(child, depth)
+            elif tag == f"{_TEXT}p":
+                self._paragraph(child)
+                self._frames(child, depth)
+            elif tag == f"{_TEXT}list":
+                self._list(child, depth + 1)
+            elif tag == f"{_TABLE}table":
+                self._table(child, depth + 1)
+            elif tag not in _NOT_BLOCKS and not _NOT_TEXT.match(tag):
+                self.blocks(child, depth=depth + 1)  # sections, frames and text boxes, and other containers
+
+    def _paragraph(self, paragraph: Element) -> None:
+        style = self._style(paragraph)
+        heading = _HEADING_STYLE.fullmatch(style)
+        if style == "Title":
+            self.outline.heading(1, _inline_text(paragraph))
+        elif heading:
+            self.outline.heading(int(heading.group(1)) + self.shift, _inline_text(paragraph))
+        else:
+            self.outline.paragraph(_inline_text(paragraph))
+
+    def _frames(self, paragraph: Element, depth: int) -> None:
+        """Write the text boxes and shapes with text anchored in a paragraph, after it."""
+        for box in paragraph.iter():
+            if box.tag in (f"{_DRAW}text-box", f"{_DRAW}custom-shape"):
+                self.blocks(box, depth=depth + 1)
+
+    def _list(self, listed: Element, depth: int) -> None:
+        if depth > _MAX_NESTING:
+            raise UnreadableDocument(f"{_KIND} nested more than {_MAX_NESTING} levels deep")
+        for item in listed:
+            for child in item:
+                if child.tag == f"{_TEXT}p":
+                    self.outline.item(_inline_text(child))
+                elif child.tag == f"{_TEXT}list":
+                    self._list(child, depth + 1)
+                else:  # a heading, a table or a section where an item's paragraph could be
+                    self.blocks(_wrap(child), depth=depth + 1)
+
+    def _table(self, table: Element, depth: int) -> None:
+        header_rows, rows = _table_rows(table, depth)
+        rows = [row for row in rows if any(row)]
+        headers = header_rows[0] if header_rows else []
+        if not header_rows and rows and is_header_row(rows[0], len(rows) - 1):
+            headers, rows = rows[0], rows[1:]
+        for row in rows:
+            self.outline.paragraph(row_line(row, headers))
+
+    def _style(self, element: Element) -> str:
+        name = element.get(f"{_TEXT}style-name") or ""
+        return self.parents.get(name, name)
+
+
+def _wrap(element: Element) -> Element:
+    """An element holding ``element`` alone, for :meth:`_ContentWriter.blocks`."""
+    from xml.etree.ElementTree import Element as NewElement
+
+    holder = NewElement("holder")
+    holder.append(element)
+    return holder
+
+
+def _table_rows(table: Element, depth: int) -> tuple[list[list[str]], list[list[str]]]:
+    """A table's header rows (those the document marks as such) and its other rows, their cells as text."""
+    header_rows: list[list[str]] = []
+    rows: list[list[str]] = []
+    pending: list[tuple[Element, bool]] = [(table, False)]
+    while pending:
+        element, in_header = pending.pop()
+        for child in reversed(element):  # pushed in reverse, popped in order
+            if child.tag == f"{_TABLE}table-row":
+                pending.append((child, in_header))
+            elif child.tag in (f"{_TABLE}table-header-rows", f"{_TABLE}table-rows", f"{_TABLE}table-row-group"):
+                pending.append((child, in_header or child.tag == f"{_TABLE}table-header-rows"))
+        if element.tag == f"{_TABLE}table-row":
+            # A repeated row is written once: repeats are empty rows kept for layout, or the same values again.
+            (header_rows if in_header else rows).append(_row_cells(element, depth))
+    return header_rows, rows
+
+
+def _row_cells(row: Element, depth: int) -> list[str]:
+    cells: list[str] = []
+    for cell in row:
+        if cell.tag not in (f"{_TABLE}table-cell", f"{_TABLE}covered-table-cell"):
+            continue
+        text = _cell_text(cell, depth) if cell.tag == f"{_TABLE}table-cell" else ""  # covered: merged into another
+        repeat = min(_int(cell.get(f"{_TABLE}number-columns-repeated"), 1), _MAX_COLUMNS - len(cells))
+        cells.extend([text] * max(repeat, 0))
+        if len(cells) >= _MAX_COLUMNS:
+            break
+    while cells and not cells[-1]:
+        cells.pop()
+    return cells
+
+
+def _cell_text(cell: Element, depth: int) -> str:
+    """A cell's paragraphs, list items and nested tables, on one line."""
+    if depth > _MAX_NESTING:
+        raise UnreadableDocument(f"{_KIND} nested more than {_MAX_NESTING} levels deep")
+    parts: list[str] = []
+    for child in cell:
+        if child.tag in (f"{_TEXT}p", f"{_TEXT}h"):
+            parts.append(_inline_text(child))
+        elif child.tag == f"{_TABLE}table":
+            header_rows, rows = _table_rows(child, depth + 1)
+            parts.extend(" ".join(row) for row in header_rows + rows)
+        elif child.tag not in _NOT_INLINE:
+            parts.append(_cell_text(child, depth + 1))
+    return " ".join(" ".join(parts).split())
+
+
+def _inline_text(element: Element) -> str:
+    """The text of a paragraph or heading: its spans and links, ``text:s`` spaces, tabs and line breaks."""
+    parts: list[str] = []
+    # (element, True) writes an element's text and children; (element, False) writes the tail after it.
+    pending: list[tuple[Element, bool]] = [(element, True)]
+    while pending:
+        node, opening = pending.pop()
+        if not opening:
+            parts.append(node.tail or "")
+            continue
+        tag = node.tag
+        if tag == f"{_TEXT}s":
+            parts.append(" " * min(_int(node.get(f"{_TEXT}c"), 1), 100))
+        elif tag == f"{_TEXT}tab":
+            parts.append(" ")
+        elif tag == f"{_TEXT}line-break":
+            parts.append("\n")
+        elif tag not in _NOT_INLINE or node is element:
+            parts.append(node.text or "")
+            for child in reversed(node):
+                pending.append((child, False))
+                pending.append((child, True))
+    return "".join(parts)
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(value) if value is not None else default
+    except ValueError:
+        return default

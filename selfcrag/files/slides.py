@@ -1,0 +1,115 @@
+"""Read a PowerPoint presentation (.pptx, .pptm) with python-pptx, written as Markdown, a section per slide.
+
+Each slide is a ``#`` section named by its title ("Slide 7" when it has none),
+marked with a ``slide`` place so a citation names the slide's number. Under it:
+the text of its shapes (a bulleted placeholder's paragraphs as list items, a
+text box's as paragraphs, in the order the slide holds them, groups included),
+its tables one row a line, each value after its column header (see
+:mod:`selfcrag.files.tables`), and its speaker notes under ``## Notes``. Dates,
+footers and slide numbers repeated on every slide are left out, as are
+pictures, charts and media. Nothing in the file runs or is fetched: the macros
+of a .pptm are never read, and linked pictures and external links stay
+unloaded relationships.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from selfcrag.files.containers import library_errors, open_zip
+from selfcrag.files.places import PlacedOutline
+from selfcrag.files.tables import is_header_row, row_line
+
+if TYPE_CHECKING:
+    from pptx.shapes.base import BaseShape
+    from pptx.slide import Slide
+    from pptx.table import Table
+    from pptx.text.text import TextFrame
+
+    from selfcrag.files.loaders import Place
+
+__all__ = ["NOTES_HEADING", "read_pptx"]
+
+NOTES_HEADING = "Notes"
+"""The heading the speaker notes of a slide stand under."""
+
+_KIND = "PowerPoint presentation"
+_MAX_NESTING = 20  # groups in groups
+
+
+def read_pptx(data: bytes) -> tuple[str, tuple[Place, ...]]:
+    """Read a presentation as Markdown, a section per slide.
+
+    Args:
+        data: The .pptx (or .pptm) file's bytes.
+
+    Returns:
+        The Markdown, and a ``slide`` place at each slide's heading (numbered from 1, in the deck's order).
+
+    Raises:
+        UnreadableDocument: The file is password-protected, corrupt, a zip bomb, declares XML entities,
+            or is not a presentation.
+    """
+    from pptx import Presentation
+
+    with open_zip(data, _KIND):
+        pass  # bounds and entity declarations checked: python-pptx reads the same bytes within them
+    outline = PlacedOutline()
+    with library_errors(_KIND):
+        for number, slide in enumerate(Presentation(io.BytesIO(data)).slides, start=1):
+            outline.place("slide", number)
+            _write_slide(outline, slide, number)
+    return outline.text(), outline.places()
+
+
+def _write_slide(outline: PlacedOutline, slide: Slide, number: int) -> None:
+    """Write one slide: its title as a heading, then its shapes' text and tables, then its notes."""
+    title = slide.shapes.title
+    title_text = " ".join(title.text_frame.text.split()) if title is not None and title.has_text_frame else ""
+    outline.heading(1, title_text or f"Slide {number}")
+    for shape in slide.shapes:
+        if title is None or shape.shape_id != title.shape_id:
+            _write_shape(outline, shape, 0)
+    if slide.has_notes_slide:
+        notes = slide.notes_slide.notes_text_frame
+        if notes is not None and notes.text.strip():
+            outline.heading(2, NOTES_HEADING)
+            _write_text(outline, notes, as_items=False)
+
+
+def _write_shape(outline: PlacedOutline, shape: BaseShape, depth: int) -> None:
+    from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
+
+    if shape.is_placeholder:
+        kind = shape.placeholder_format.type  # type: ignore[attr-defined]
+        if kind in (PP_PLACEHOLDER.DATE, PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.SLIDE_NUMBER, PP_PLACEHOLDER.HEADER):
+            return  # the same on every slide
+        as_items = kind in (PP_PLACEHOLDER.BODY, PP_PLACEHOLDER.OBJECT, PP_PLACEHOLDER.VERTICAL_BODY)
+    else:
+        as_items = False
+    if shape.shape_type == MSO_SHAPE_TYPE.GROUP and depth < _MAX_NESTING:
+        for inner in shape.shapes:  # type: ignore[attr-defined]
+            _write_shape(outline, inner, depth + 1)
+    elif getattr(shape, "has_table", False):
+        _write_table(outline, shape.table)  # type: ignore[attr-defined]
+    elif shape.has_text_frame:
+        _write_text(outline, shape.text_frame, as_items)  # type: ignore[attr-defined]
+
+
+def _write_text(outline: PlacedOutline, frame: TextFrame, as_items: bool) -> None:
+    for paragraph in frame.paragraphs:
+        text = paragraph.text.replace("\v", "\n")  # python-pptx writes a line break inside a paragraph as \v
+        outline.item(text) if as_items else outline.paragraph(text)
+
+
+def _write_table(outline: PlacedOutline, table: Table) -> None:
+    rows = [
+        [" ".join(cell.text.split()) if not cell.is_spanned else "" for cell in row.cells] for row in table.rows
+    ]  # a spanned cell is merged into the one before it
+    rows = [row for row in rows if any(row)]
+    headers: list[str] = []
+    if rows and (table.first_row and len(rows) > 1 or is_header_row(rows[0], len(rows) - 1)):
+        headers, rows = rows[0], rows[1:]
+    for row in rows:
+        outline.paragraph(row_line(row, headers))
