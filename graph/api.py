@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from os import PathLike
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -27,7 +28,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from selfcrag.errors import UserError
 from selfcrag.graph.builder import builder, graph
 from selfcrag.graph.checkpoints import CheckpointSerializer
 from selfcrag.graph.context import Context, context_from_options
@@ -37,6 +37,7 @@ from selfcrag.graph.state import Status, TraceStep
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
 from selfcrag.spans import Citation as CitationDict
+from selfcrag.spans import PlaceRange
 
 # LangChain's chat model classes (with the tracers they pull in) are imported where a chat model is built.
 if TYPE_CHECKING:
@@ -56,7 +57,13 @@ class Citation:
 
     Attributes:
         n: The marker number in the answer (``[n]``).
-        source: Path of the source file.
+        source: Path of the source file (absolute: the document's id).
+        path: The file as people find it: relative to the folder ingested (``docs/a/README.md``).
+        place: The pages, slides, sheet rows or lines it stands on (see :class:`selfcrag.spans.PlaceRange`);
+            None for a format without them (HTML), or from an index written before they were kept.
+        where: The place said for people: ``p. 6 (printed 3)``, ``slide 4``, ``sheet Releases, row 12``,
+            ``lines 12–14``; empty without a place.
+        link: A form to open: ``docs/guide.pdf#page=6``, ``docs/guide.md:12``, or the path alone.
         title: Document title.
         section: Heading path.
         first: First sentence of the quoted range (position in the document, from 0).
@@ -66,6 +73,10 @@ class Citation:
 
     n: int
     source: str
+    path: str
+    place: PlaceRange | None = field(hash=False)  # a dict: the citation stays hashable by its other fields
+    where: str
+    link: str
     title: str
     section: tuple[str, ...]
     first: int
@@ -74,10 +85,14 @@ class Citation:
 
     @classmethod
     def from_state(cls, data: CitationDict) -> Citation:
-        """Build from the state's JSON-ready form."""
+        """Build from the state's JSON-ready form (a state kept from before places were: none shown)."""
         return cls(
             n=data["n"],
             source=data["source"],
+            path=data.get("path") or Path(data["source"]).name,
+            place=data.get("place"),
+            where=data.get("where", ""),
+            link=data.get("link") or data.get("path") or Path(data["source"]).name,
             title=data["title"],
             section=tuple(data["section"]),
             first=data["first"],

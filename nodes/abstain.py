@@ -30,7 +30,7 @@ from selfcrag.heuristics.excerpts import Excerpt, quotes
 from selfcrag.heuristics.strips import passage_strips
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
-from selfcrag.spans import Citation, KnowledgeItem, Passage
+from selfcrag.spans import Citation, KnowledgeItem, Passage, join_places, located
 
 CLOSEST_SHOWN = 3
 
@@ -99,7 +99,10 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     lines = [replies.ABSTAIN[language]]
     if closest:
         lines.append(replies.CLOSEST_SOURCES[language])
-        lines.extend(f"- {locate(c['source'], c['section'], c['first'], c['last'], title=c['title'])}" for c in closest)
+        lines.extend(
+            f"- {locate(c['path'], c['section'], c['first'], c['last'], title=c['title'], where=c['where'])}"
+            for c in closest
+        )
     else:
         lines.append(replies.NO_SOURCES[language])
     answer = "\n".join(lines)
@@ -138,6 +141,7 @@ def _scored_items(state: State, passages: list[Passage], runtime: Runtime[Contex
                 n=len(items) + 1,
                 doc_id=passage["doc_id"],
                 source=passage["source"],
+                **located(passage["path"], passage["place"]),
                 title=passage["title"],
                 section=list(passage["section"]),
                 first=passage["first"],
@@ -173,6 +177,7 @@ def _cited(n: int, excerpt: Excerpt, text: str) -> Citation:
     return Citation(
         n=n,
         source=item["source"],
+        **located(item["path"], join_places([strip["place"] for strip in excerpt.strips])),
         title=item["title"],
         section=list(item["section"]),
         first=excerpt.first,
@@ -194,6 +199,7 @@ def _nearest_sources(state: State) -> list[Citation]:
         Citation(
             n=i,
             source=p["source"],
+            **located(p["path"], p["place"]),
             title=p["title"],
             section=list(p["section"]),
             first=p["first"],

@@ -15,7 +15,7 @@ from selfcrag.heuristics.answerer import asks_for_list
 from selfcrag.heuristics.evaluator import StripSignals, score_strip, scored_strip
 from selfcrag.heuristics.strips import companions, passage_strips, recompose
 from selfcrag.index.points import StoredSentence
-from selfcrag.spans import KnowledgeItem
+from selfcrag.spans import KnowledgeItem, join_places, located
 
 # Strips handed to the answer step at most, so a long passage cannot crowd out the rest.
 MAX_STRIPS = 12
@@ -93,6 +93,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 n=len(knowledge) + 1,
                 doc_id=passage["doc_id"],
                 source=passage["source"],
+                **located(passage["path"], join_places([s.place for s in strips])),
                 title=passage["title"],
                 section=list(strips[0].section),
                 first=strips[0].position,

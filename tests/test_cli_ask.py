@@ -94,12 +94,13 @@ def test_piped_output_streams_the_answer_then_sources_and_route_in_plain_text(in
     assert "Application logs are kept for 90 days" in lines[0]
     # Offline, the answer is a quote found in its source, on strong evidence: not "fully supported".
     assert lines[1].startswith("route: retrieved 5 · graded correct · rewrites 0 · quoted from [1]")
-    # People read sentence ranges from 1.
+    # The file as ingested (the sample's folder holds en/ and zh/), its lines, and the form that opens it there.
     cited = ask(LOGS, data_dir=kb_dir).citations[0]
+    assert cited.place is not None and cited.where == f"lines {cited.place['first']}–{cited.place['last']}"
     assert lines[2:] == [
         "sources:",
-        f"  [1] data-retention-policy.md | 4. Retention periods › 4.1 Logs and metrics | "
-        f"sentences {cited.first + 1}–{cited.last + 1}",
+        f"  [1] en/data-retention-policy.md | 4. Retention periods › 4.1 Logs and metrics | {cited.where} | "
+        f"en/data-retention-policy.md:{cited.place['first']}",
     ]
 
 

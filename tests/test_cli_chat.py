@@ -78,7 +78,7 @@ def test_a_follow_up_is_answered_from_the_conversation(sessions: list[pexpect.sp
     chat.expect_exact("Not confirmed: the closest the documents come is:")
     chat.expect_exact("Access tokens expire after 3600 seconds (one hour).")
     chat.expect_exact("route: retrieved 5 · graded correct · rewrites 0 · not confirmed · closest evidence shown")
-    chat.expect(r"\[1\]\s+aurora-api-guide\.md\s+Authentication\s+\d+")
+    chat.expect(r"\[1\]\s+en/aurora-api-guide\.md\s+Authentication\s+lines? \d+(–\d+)?\s+en/aurora-api-guide\.md:\d+")
     say(chat, REFRESH)
     chat.expect_exact("Refresh tokens remain valid for 30 days")
     chat.expect_exact(f"route: follow-up → “Aurora access token valid {REFRESH}” · retrieved 5")
@@ -90,7 +90,7 @@ def test_sources_and_trace_show_the_last_answer_in_full(sessions: list[pexpect.s
     say(chat, ACCESS)
     chat.expect_exact("route: ")
     say(chat, "/sources")
-    chat.expect(r"\[1\] \S*aurora-api-guide\.md › Authentication \(sentences? \d+(–\d+)?\)")
+    chat.expect(r"\[1\] en/aurora-api-guide\.md › Authentication \(lines? \d+(–\d+)?\)")
     chat.expect_exact("Access tokens expire after 3600 seconds (one hour).")
     say(chat, "/trace")
     for step in (

@@ -238,7 +238,7 @@ def test_the_command_list_shows_whole_sentences(tmp_path: Path) -> None:
     assert "  bench   Benchmark ingestion, search and answering on a folder.\n" in listed
     assert "..." not in listed
     entries = re.split(r"\n  (?=\w)", "\n" + listed.strip("\n"))[1:]
-    assert len(entries) == 9 and all(" ".join(entry.split()).endswith((".", ")")) for entry in entries)
+    assert len(entries) == 11 and all(" ".join(entry.split()).endswith((".", ")")) for entry in entries)
 
 
 def test_the_demo_indexes_where_selfcrag_data_dir_says_and_its_next_command_works(tmp_path: Path) -> None:

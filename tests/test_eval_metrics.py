@@ -24,7 +24,7 @@ from selfcrag.eval.metrics import (
 from selfcrag.eval.report import markdown_table
 from selfcrag.eval.retrieval_eval import parse_config, window_configs
 from selfcrag.eval.sets import Evidence, Question, load_set, sample_questions
-from selfcrag.spans import Passage, passage_id
+from selfcrag.spans import Passage, located, passage_id
 
 LAMP = Question(
     id="q1",
@@ -59,6 +59,7 @@ def passage(doc: str, text: str) -> Passage:
         id=passage_id(text),
         doc_id=doc,
         source=f"/kb/docs/{doc}.txt",
+        **located(f"docs/{doc}.txt", None),
         title=doc,
         section=[],
         first=0,

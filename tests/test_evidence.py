@@ -6,7 +6,7 @@ from selfcrag.heuristics.evaluator import OfflineEvaluator
 from selfcrag.heuristics.evidence import PAIR_CHARS, closest_evidence
 from selfcrag.heuristics.excerpts import answer_excerpt
 from selfcrag.search.retriever import Retriever
-from selfcrag.spans import KnowledgeItem, Strip
+from selfcrag.spans import KnowledgeItem, Strip, located
 
 QUESTION = "How long are application logs kept?"
 SENTENCES = [
@@ -20,13 +20,16 @@ SENTENCES = [
 
 def item(n: int, sentences: list[tuple[str, str, float, float]], first: int = 0) -> KnowledgeItem:
     strips = [
-        Strip(position=first + i, kind=kind, text=text, score=score, dense=dense, coverage=dense, leans_on=[])
+        Strip(
+            position=first + i, kind=kind, text=text, score=score, dense=dense, coverage=dense, leans_on=[], place=None
+        )
         for i, (kind, text, score, dense) in enumerate(sentences)
     ]
     return KnowledgeItem(
         n=n,
         doc_id="policy",
         source="policy.md",
+        **located("policy.md", None),
         title="Policy",
         section=["Policy"],
         first=first,

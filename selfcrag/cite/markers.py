@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from selfcrag.spans import Citation, KnowledgeItem
+from selfcrag.spans import Citation, KnowledgeItem, located
 
 _MARKER = re.compile(r"\s*\[(\d+)\]")
 # A sentence ends at . ! ? 。 ！ ？ ； (with closing quotes/brackets), or at a line break.
@@ -159,6 +159,7 @@ def build_citations(sentences: Sequence[CitedSentence], knowledge: Sequence[Know
         Citation(
             n=n,
             source=items[n]["source"],
+            **located(items[n]["path"], items[n]["place"]),
             title=items[n]["title"],
             section=list(items[n]["section"]),
             first=items[n]["first"],
@@ -185,19 +186,21 @@ def section_path(section: Sequence[str], title: str) -> list[str]:
     return list(section[1:] if section and section[0] == title else section)
 
 
-def locate(source: str, section: Sequence[str], first: int, last: int, *, title: str) -> str:
-    """Describe where a passage stands, for people: ``file › section (sentences a–b)``.
+def locate(source: str, section: Sequence[str], first: int, last: int, *, title: str, where: str = "") -> str:
+    """Describe where a passage stands, for people: ``file › section (p. 6)``, or ``(sentences a–b)``.
 
     Args:
-        source: Source path.
+        source: Source path (or the form that opens it at its place, ``docs/guide.pdf#page=6``).
         section: Heading path.
         first: First sentence position (from 0).
         last: Last sentence position (inclusive).
         title: The document's title (not repeated in the path).
+        where: Its place in the original file (``p. 6 (printed 3)``, ``lines 12–14``); without one, the
+            sentence numbers are said, from 1.
 
     Returns:
-        The description; sentence numbers are shown from 1.
+        The description.
     """
-    where = " › ".join([source, *section_path(section, title)])
-    span = f"sentence {first + 1}" if first == last else f"sentences {first + 1}–{last + 1}"
-    return f"{where} ({span})"
+    path = " › ".join([source, *section_path(section, title)])
+    span = where or (f"sentence {first + 1}" if first == last else f"sentences {first + 1}–{last + 1}")
+    return f"{path} ({span})"

@@ -7,14 +7,14 @@ import gc
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from typer.core import TyperGroup
 
 from selfcrag.cli.terminal import visible
@@ -24,6 +24,7 @@ from selfcrag.files.sample import sample_kb
 
 if TYPE_CHECKING:
     from selfcrag.graph.context import Context
+    from selfcrag.index.writer import ProgressCallback
 
 __all__ = [
     "SAMPLE_KB",
@@ -196,32 +197,39 @@ def user_errors() -> Iterator[None]:
 
 
 @contextmanager
-def progress_reporter() -> Iterator[Callable[[str, int, int], None]]:
-    """A progress bar on a terminal; a few plain lines when piped."""
+def progress_reporter() -> Iterator[ProgressCallback]:
+    """A progress bar on a terminal, with the time left; a few plain lines when piped.
+
+    Each phase is a bar of its own; a phase reported with a detail shows it in place of ``done/total``
+    (an ingest's bytes, documents read and sentences embedded).
+    """
     if err.is_terminal:
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
-            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"),
             TimeElapsedColumn(),
+            TimeRemainingColumn(),
             console=err,
             transient=True,
         ) as bar:
             tasks: dict[str, TaskID] = {}
 
-            def update(phase: str, done: int, total: int) -> None:
+            def update(phase: str, done: int, total: int, detail: str = "", /) -> None:
+                shown = visible(detail) if detail else f"{done}/{total}"
                 if phase not in tasks:
-                    tasks[phase] = bar.add_task(phase, total=total)
-                bar.update(tasks[phase], completed=done, total=total)
+                    tasks[phase] = bar.add_task(phase, total=total, detail=shown)
+                bar.update(tasks[phase], completed=done, total=total, detail=shown)
 
             yield update
         return
     last: dict[str, int] = {}
 
-    def report(phase: str, done: int, total: int) -> None:
+    def report(phase: str, done: int, total: int, detail: str = "", /) -> None:
         step = max(total // 10, 1)
-        if done == total or done - last.get(phase, 0) >= step:
+        if done == total or done - last.get(phase, -step) >= step:
             last[phase] = done
-            print(f"{phase}: {done}/{total}", file=sys.stderr, flush=True)
+            shown = f"{100 * done // total}%, {visible(detail)}" if detail and total else detail or f"{done}/{total}"
+            print(f"{phase}: {shown}", file=sys.stderr, flush=True)
 
     yield report

@@ -36,7 +36,9 @@ def answer_json(question: str, answer: Answer) -> dict[str, Any]:
 
     Returns:
         ``question``, ``status``, ``answer``, ``citations``, ``trace``, ``abstained``, ``closest_sources``, and
-        ``notes`` / ``degraded`` (a cut question, or steps that fell back to the offline path).
+        ``notes`` / ``degraded`` (a cut question, or steps that fell back to the offline path). Each citation
+        says where to look: ``path`` (relative to the folder ingested), ``place`` (its pages, slide, rows or
+        lines), ``where`` (``p. 6 (printed 3)``) and ``link`` (``docs/guide.pdf#page=6``, ``docs/a.md:12``).
     """
     return {
         "question": question,

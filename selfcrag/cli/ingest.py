@@ -61,17 +61,30 @@ def ingest(
             "$SELFCRAG_MAX_PROPOSITION_CALLS or 500); documents past it are decomposed by the next run.",
         ),
     ] = None,
+    follow_links: Annotated[
+        bool,
+        typer.Option(
+            "--follow-links",
+            help="Also follow links inside the folders given that lead out of them (skipped by default: a downloaded "
+            "folder's link may point at your private files).",
+        ),
+    ] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Index documents: sentence by sentence, dense vectors and BM25; with --propositions, propositions too."""
     with user_errors():
         context = context_for(data_dir, max_proposition_calls=max_calls)
         settings = context.settings()
-    in_child_process(lambda: _ingest(paths, prune, context if propositions else None, settings), settings.data_dir)
+    in_child_process(
+        lambda: _ingest(paths, prune, context if propositions else None, settings, follow_links), settings.data_dir
+    )
 
 
-def _ingest(paths: list[Path], prune: bool, propositions_from: Context | None, settings: Settings) -> None:
+def _ingest(
+    paths: list[Path], prune: bool, propositions_from: Context | None, settings: Settings, follow_links: bool = False
+) -> None:
     """The command's body, in the child process: ``propositions_from`` is the context whose chat model draws them."""
+    from selfcrag.files.loaders import LINK_OUTSIDE
     from selfcrag.index.ingest import ingest as run_ingest
 
     with user_errors(), progress_reporter() as progress:
@@ -87,6 +100,7 @@ def _ingest(paths: list[Path], prune: bool, propositions_from: Context | None, s
             progress=progress,
             on_wait=lambda message: err.print(message, markup=False, soft_wrap=True),
             propositions=propositions,
+            follow_links=follow_links,
         )
     for note in summary.notes:
         err.print(note, markup=False, soft_wrap=True)
@@ -95,7 +109,8 @@ def _ingest(paths: list[Path], prune: bool, propositions_from: Context | None, s
     out.print(
         f"{summary.documents} documents, {summary.sentences} sentences{held} in {one_line(settings.data_dir)} "
         f"({summary.added} added, {summary.updated} updated, {summary.unchanged} unchanged, "
-        f"{summary.removed} removed{f', {summary.repaired} repaired' if summary.repaired else ''}; "
+        f"{summary.removed} removed{f', {summary.repaired} repaired' if summary.repaired else ''}"
+        f"{f', {summary.identical} identical to another (indexed once)' if summary.identical else ''}; "
         f"{summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
         markup=False,
     )
@@ -105,6 +120,8 @@ def _ingest(paths: list[Path], prune: bool, propositions_from: Context | None, s
         err.print(f"skipped {one_line(skipped.path)}: {one_line(skipped.reason)}", markup=False, soft_wrap=True)
     if summary.skipped:
         err.print(f"{len(summary.skipped)} file(s) skipped", markup=False)
+    if any(skipped.reason == LINK_OUTSIDE for skipped in summary.skipped):
+        err.print("links to outside the folder are not followed: --follow-links follows them", markup=False)
     if summary.proposition_report is not None:
         _print_proposition_cost(summary.proposition_report)
 

@@ -158,8 +158,27 @@ def section_of(citation: Citation) -> str:
     return one_line(" › ".join(section_path(citation.section, citation.title)) or citation.title or "-")
 
 
+def source_fields(path: str, section: str, where: str, link: str, first: int, last: int) -> list[str]:
+    """The columns that say where a source is, for a line of text.
+
+    Args:
+        path: The file, as ingested (relative to the folder named).
+        section: Its section, as shown.
+        where: Its place (``p. 6 (printed 3)``, ``lines 12–14``); empty without one.
+        link: A form to open it at its place.
+        first: First sentence position, from 0 (said when there is no place).
+        last: Last sentence position (inclusive).
+
+    Returns:
+        File, section, place (or sentences), and the form to open when it says more than the file's path:
+        ``docs/guide.pdf``, ``2 Install``, ``p. 6 (printed 3)``, ``docs/guide.pdf#page=6``.
+    """
+    fields = [one_line(path), section, one_line(where or sentence_label(first, last))]
+    return [*fields, one_line(link)] if link and link != path else fields
+
+
 def print_sources_table(console: Console, citations: Sequence[Citation]) -> None:
-    """Print numbered sources matching the answer's ``[n]`` markers: file, section, sentences.
+    """Print numbered sources matching the answer's ``[n]`` markers: file, section, where in it, a form to open.
 
     Args:
         console: Where to print.
@@ -170,17 +189,16 @@ def print_sources_table(console: Console, citations: Sequence[Citation]) -> None
     if not console.is_terminal:
         console.print("sources:", markup=False)
         for c in citations:
-            console.print(
-                f"  [{c.n}] {one_line(Path(c.source).name)} | {section_of(c)} | {sentence_label(c.first, c.last)}",
-                markup=False,
-                soft_wrap=True,
-            )
+            fields = source_fields(c.path, section_of(c), c.where, c.link, c.first, c.last)
+            console.print(f"  [{c.n}] " + " | ".join(fields), markup=False, soft_wrap=True)
         return
+    linked = any(c.link != c.path for c in citations)
     table = Table(
         "#",
         "file",
         "section",
-        "sentences",
+        "where",
+        *(["open"] if linked else []),
         title="sources",
         title_justify="left",
         title_style="dim",
@@ -189,7 +207,9 @@ def print_sources_table(console: Console, citations: Sequence[Citation]) -> None
         pad_edge=False,
     )
     for c in citations:
-        table.add_row(f"[{c.n}]", one_line(Path(c.source).name), section_of(c), sentence_span(c.first, c.last))
+        where = one_line(c.where) if c.where else sentence_label(c.first, c.last)
+        opened = [one_line(c.link) if c.link != c.path else ""] if linked else []
+        table.add_row(f"[{c.n}]", one_line(c.path), section_of(c), where, *opened)
     console.print(table)
 
 
@@ -335,7 +355,7 @@ def print_passages(console: Console, answer: Answer) -> None:
         return
     wrap = console.is_terminal
     for c in passages:
-        where = locate(c.source, c.section, c.first, c.last, title=c.title)
+        where = locate(c.path, c.section, c.first, c.last, title=c.title, where=c.where)
         console.print(Text(f"[{c.n}] {one_line(where)}", style="bold"), soft_wrap=not wrap)
         console.print(Text(visible(c.quote.strip())), soft_wrap=not wrap)
         console.print()
@@ -345,7 +365,7 @@ def _where(found: dict[str, Any]) -> str:
     """Where a passage of a trace step stands: file, section and sentences (from 1)."""
     from selfcrag.cite.markers import section_path
 
-    where = Path(str(found["source"])).name
+    where = str(found.get("path") or Path(str(found["source"])).name)
     if found.get("section"):
         where += " › " + " › ".join(section_path(found["section"], str(found.get("title", ""))) or found["section"])
     if "sentences" in found:

@@ -9,6 +9,7 @@ import typer
 from rich.text import Text
 
 from selfcrag.cli.app import DataDir, app, context_for, fail, out, user_errors
+from selfcrag.cli.render import source_fields
 from selfcrag.cli.terminal import one_line, visible
 
 
@@ -56,13 +57,14 @@ def search(
         ranks = (
             f"dense #{passage['dense_rank'] or '-'}, bm25 #{passage['bm25_rank'] or '-'}, fused {passage['score']:.4f}"
         )
-        span = f"sentences {passage['first'] + 1}-{passage['last'] + 1}"
+        # File, section, page or lines, and the form to open it there: `docs/guide.pdf#page=6`, `docs/a.md:12`.
+        fields = source_fields(
+            passage["path"], one_line(where), passage["where"], passage["link"], passage["first"], passage["last"]
+        )
         # File names, headings and text come from the user's documents: printed as text, never as markup or
         # escape sequences.
         out.print(
-            Text.assemble(
-                (f"[{rank}]", "bold"), f" {one_line(passage['source'])} | {one_line(where)} | {span} | {ranks}"
-            ),
+            Text.assemble((f"[{rank}]", "bold"), " " + " | ".join([*fields, ranks])),
             soft_wrap=not out.is_terminal,
         )
         out.print(Text(visible(passage["text"].strip())), soft_wrap=not out.is_terminal)

@@ -42,13 +42,14 @@ from selfcrag.eval.chunking import embed_in_batches
 from selfcrag.eval.metrics import percentile
 from selfcrag.eval.report import machine
 from selfcrag.graph.context import Context
+from selfcrag.graph.question import clean_question
 from selfcrag.index.embed import load_embedder
 from selfcrag.index.engine import open_reader
 from selfcrag.index.ingest import ingest
 from selfcrag.index.points import StoredSentence
 from selfcrag.index.tokenize import tokenize
+from selfcrag.index.writer import ProgressCallback
 
-ProgressCallback = Callable[[str, int, int], None]
 # Characters of a sentence used as a stand-in question.
 QUESTION_CHARS = 80
 # Pipeline throughput the ingest should reach, as a share of the embedder's own.
@@ -62,7 +63,8 @@ def read_questions(path: Path) -> list[str]:
         path: The file.
 
     Returns:
-        The questions, blank lines skipped.
+        The questions, cleaned as ``ask`` cleans them (:func:`selfcrag.graph.question.clean_question`), blank
+        ones skipped.
 
     Raises:
         UserError: The file cannot be read.
@@ -80,7 +82,8 @@ def read_questions(path: Path) -> list[str]:
             except (json.JSONDecodeError, KeyError, TypeError):
                 pass
         questions.append(line)
-    return questions
+    # JSON may spell a lone surrogate ("\udcff"), which the embedder cannot encode.
+    return [cleaned for cleaned in (clean_question(q).text for q in questions) if cleaned]
 
 
 def stand_in_questions(sentences: Sequence[StoredSentence], count: int, seed: int) -> list[str]:

@@ -28,7 +28,7 @@ from selfcrag.index.embed import Embedder, model_slug
 from selfcrag.index.manifest import DocumentEntry
 from selfcrag.index.points import StoredSentence, join_sentences, proposed_from
 from selfcrag.index.reader import IndexReader
-from selfcrag.spans import Passage, passage_id
+from selfcrag.spans import Passage, located, passage_id
 from selfcrag.split.semantic import semantic_groups
 
 CHUNK_OVERLAP = 0.10
@@ -219,6 +219,7 @@ class ChunkIndex:
             id=passage_id(chunk.text),
             doc_id=chunk.doc_id,
             source=chunk.source,
+            **located(Path(chunk.source).name, None),  # a baseline of fixed chunks: no place is kept
             title=chunk.title,
             section=[],
             first=chunk.positions[0],

@@ -38,10 +38,10 @@ from selfcrag.eval.metrics import aggregate, found_rank
 from selfcrag.eval.sets import EvalSet, sample_questions
 from selfcrag.graph.context import Context, context_from_options
 from selfcrag.index.ingest import IngestSummary, ingest
+from selfcrag.index.writer import ProgressCallback
 from selfcrag.search.retriever import RetrievalConfig, Retriever
 from selfcrag.spans import Passage
 
-ProgressCallback = Callable[[str, int, int], None]
 PROPOSITIONS = "propositions"
 # The semantic-boundary percentile the semantic-windows configuration measures; others with
 # ``semantic-windows@semantic_breaks=N`` (the sweep on the dev sets is in docs/results.md).

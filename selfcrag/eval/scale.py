@@ -214,7 +214,7 @@ def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) 
     step = max(target // 10, 1)
     shown = {"embedding": 0}  # the writer reports every model batch: print one line a step
 
-    def progress(phase: str, done: int, total: int) -> None:
+    def progress(phase: str, done: int, total: int, detail: str = "", /) -> None:
         if phase != "embedding" or done // step != shown["embedding"] // step:
             shown[phase] = done
             print(f"  {phase} {done:,} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)

@@ -135,6 +135,7 @@ def scored_strip(sentence: StoredSentence, signals: StripSignals, leans_on: Sequ
         dense=round(signals.dense, 4),
         coverage=round(signals.coverage, 4),
         leans_on=list(leans_on),
+        place=sentence.place,
     )
 
 

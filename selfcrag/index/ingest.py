@@ -15,22 +15,42 @@ generation is removed.
 With a chat model (``propositions``), the documents read also get their
 propositions (:mod:`selfcrag.index.propositions`), within a bound on model
 calls; documents past the bound are decomposed by the next such run.
+
+A file whose text is an indexed document's (a copy) is recorded as another
+file of that document, not embedded again; the document names every path
+(:attr:`~selfcrag.index.manifest.DocumentEntry.also`).
+The files skipped are remembered in the generation (``selfcrag list`` shows
+them), and :func:`remove` takes files and folders out the way ``--prune``
+takes out the files that are gone. Progress counts the bytes of the files
+found, a total known before the first file is read.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfcrag.errors import EmbeddingServiceError, UserError
-from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, nothing_to_ingest, read_document
+from selfcrag.files.loaders import (
+    SUPPORTED_SUFFIXES,
+    LoadedFile,
+    SkippedFile,
+    discover,
+    nothing_to_ingest,
+    read_document,
+)
 from selfcrag.index import generations
+from selfcrag.index.catalogue import human_size, nothing_indexed
 from selfcrag.index.embed import Embedder, load_embedder
 from selfcrag.index.engine import open_writer
+from selfcrag.index.manifest import IndexedFile, at_or_under
 from selfcrag.index.points import proposed_from, propositions_id
 from selfcrag.index.propositions import (
     Propose,
@@ -43,11 +63,10 @@ from selfcrag.index.propositions import (
 )
 from selfcrag.index.records import content_hash, document_id
 from selfcrag.index.store import EngineError, is_disk_full
-from selfcrag.index.writer import IndexWriter, PreparedDocument, prepare_document
+from selfcrag.index.writer import IndexWriter, PreparedDocument, ProgressCallback, prepare_document
 from selfcrag.settings import Settings
 from selfcrag.split import document_title
 
-ProgressCallback = Callable[[str, int, int], None]
 # What versions before the Qdrant index left in a data folder.
 LEGACY_FILES = ("snapshot.pkl", "qdrant", "ingest.lock")
 
@@ -61,6 +80,7 @@ class IngestSummary:
         updated: Documents whose content changed.
         unchanged: Documents already indexed as they are.
         removed: Documents pruned because their files are gone.
+        identical: Files whose text is an indexed document's: recorded as its copies, not indexed again.
         repaired: Documents whose points were missing and were indexed again.
         documents: Documents in the index after the run.
         sentences: Sentences in the index after the run.
@@ -78,6 +98,7 @@ class IngestSummary:
     updated: int = 0
     unchanged: int = 0
     removed: int = 0
+    identical: int = 0
     repaired: int = 0
     documents: int = 0
     sentences: int = 0
@@ -91,15 +112,17 @@ class IngestSummary:
     proposition_report: PropositionReport | None = None
 
 
-def index_document(loaded: LoadedFile, max_chars: int) -> PreparedDocument:
+def index_document(loaded: LoadedFile, max_chars: int, path: str | None = None) -> PreparedDocument:
     """Split and tokenise one decoded file.
 
     Args:
         loaded: The decoded file.
         max_chars: Longest sentence the embedder takes.
+        path: The file's path as shown to people (see :func:`shown_paths`); None: its name.
 
     Returns:
-        Its sentences as the index stores them, with their BM25 terms.
+        Its sentences as the index stores them, with their BM25 terms and where each stands in the file
+        (the pages, slides or rows its reader marked, or its lines).
     """
     source = str(loaded.path)
     return prepare_document(
@@ -109,7 +132,182 @@ def index_document(loaded: LoadedFile, max_chars: int) -> PreparedDocument:
         content_hash(loaded.text),
         max_chars,
         title=document_title(loaded.text, loaded.path.stem),
+        path=path,
+        places=loaded.places,
+        lines=loaded.same_lines,
     )
+
+
+def indexed_file(loaded: LoadedFile, doc_id: str, path: str | None, size: int) -> IndexedFile:
+    """What the index records of a file read (``selfcrag list`` shows it).
+
+    Args:
+        loaded: The file.
+        doc_id: The document it reads as (another file's, for an identical copy).
+        path: Its path as shown to people (see :func:`shown_paths`); None: its name.
+        size: Its size in bytes.
+
+    Returns:
+        The file, with its format, its pages (a PDF's) and the time now.
+    """
+    pages = [place.number for place in loaded.places if place.kind == "page"]
+    return IndexedFile(
+        source=str(loaded.path),
+        doc_id=doc_id,
+        path=path if path is not None else loaded.path.name,
+        format=file_format(loaded.path),
+        pages=max(pages) if pages else None,
+        size=size,
+        indexed_at=time.time(),
+    )
+
+
+def file_format(path: Path) -> str:
+    """What a file is read as, for people: its suffix (``pdf``, ``docx``), ``txt.gz`` for compressed text.
+
+    Args:
+        path: The file.
+
+    Returns:
+        Its suffix without the dot, in lower case; for a ``.gz`` file, that of the file inside (``text.gz`` when
+        unknown: compressed text is read as text); ``text`` without one.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        inner = Path(path.stem).suffix.lower()
+        return (inner[1:] if inner in SUPPORTED_SUFFIXES else "text") + ".gz"
+    return suffix[1:] if suffix else "text"
+
+
+class IngestProgress:
+    """What an ingest reports: bytes of the files found and documents read, toward totals known from discovery.
+
+    A file's bytes count as done once it is read, when nothing of it waits to be embedded (skipped, unchanged, a
+    copy), and else as its sentences are embedded, so the bar reaches its end with the last embedding, not with
+    the last file read. The sentences embedded are the detail (their total is known only once every file is
+    read). Other phases (propositions, boundaries, optimizing) pass through as they are.
+
+    Args:
+        progress: Called as ``progress("indexing", bytes done, bytes in all, detail)``.
+        sizes: The size of each file found, in bytes.
+    """
+
+    PHASE = "indexing"
+
+    def __init__(self, progress: ProgressCallback | None, sizes: Sequence[int]) -> None:
+        self.progress = progress
+        self.total = sum(sizes)
+        self.documents = len(sizes)
+        self.read = 0
+        self.done = 0
+        self.embedded = 0
+        self._queued = 0
+        # (sentences queued up to and with this file, its sentences, its bytes), of files not yet embedded whole.
+        self._waiting: deque[tuple[int, int, int]] = deque()
+
+    def start(self) -> None:
+        """Report the totals, before the first file is read."""
+        self._report()
+
+    def file_read(self, size: int, sentences: int = 0) -> None:
+        """Count a file read, and the sentences of it that wait to be embedded."""
+        self.read += 1
+        if sentences:
+            self._queued += sentences
+            self._waiting.append((self._queued, sentences, size))
+        else:
+            self.done += size
+        self._report()
+
+    def __call__(self, phase: str, done: int, total: int, detail: str = "", /) -> None:
+        """The writer's progress: its embedding count moves the bar; other phases pass through."""
+        if phase != "embedding":
+            if self.progress:
+                self.progress(phase, done, total, detail)
+            return
+        self.embedded = done
+        while self._waiting and self._waiting[0][0] <= done:
+            self.done += self._waiting.popleft()[2]
+        self._report()
+
+    def _report(self) -> None:
+        if not self.progress:
+            return
+        done = self.done
+        if self._waiting:  # part of the file being embedded
+            end, sentences, size = self._waiting[0]
+            done += size * max(self.embedded - (end - sentences), 0) // sentences
+        done = min(done, self.total)
+        self.progress(
+            self.PHASE,
+            done,
+            self.total,
+            f"{human_size(done)} of {human_size(self.total)}, {self.read}/{self.documents} documents read, "
+            f"{self.embedded:,} sentences embedded",
+        )
+
+
+def _size_of(path: Path) -> int:
+    """A file's size in bytes as found (0 when it cannot be told: it is skipped as it is read)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _storable(path: Path | str) -> str:
+    r"""A path as the manifest keeps it: a name's undecodable bytes written as ``\xff`` (SQLite takes UTF-8 only)."""
+    text = str(path)
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _named(paths: Sequence[str | Path]) -> list[str]:
+    """The paths a user named, absolute, as written and with links resolved (the index keeps resolved paths)."""
+    named: list[str] = []
+    for raw in paths:
+        if not str(raw).strip():
+            continue
+        path = Path(raw).expanduser()
+        for form in (os.path.abspath(path), os.path.realpath(path)):
+            if _storable(form) not in named:
+                named.append(_storable(form))
+    return named
+
+
+def shown_paths(arguments: Sequence[str | Path], files: Sequence[Path]) -> dict[Path, str]:
+    """How each file found is named to people: by its path relative to the folder it was found in.
+
+    The absolute path stays the document's id; this is what citations show, so two ``README.md`` are told
+    apart (``docs/a/README.md``, ``b/README.md``) and ``path:line`` opens from the folder ingested.
+
+    Args:
+        arguments: The files and folders named to the ingest.
+        files: The files found there (resolved, as :func:`~selfcrag.files.loaders.discover` lists them).
+
+    Returns:
+        Each file's path, with ``/`` between its parts: relative to the first folder named that holds it;
+        for files named themselves, relative to the folder that holds them all (one file: its name).
+    """
+    folders = [
+        Path(os.path.realpath(folder))
+        for folder in (Path(raw).expanduser() for raw in arguments if str(raw).strip())
+        if folder.is_dir()
+    ]
+    shown: dict[Path, str] = {}
+    loose: list[Path] = []
+    for file in files:
+        folder = next((f for f in folders if file.is_relative_to(f)), None)
+        if folder is None:
+            loose.append(file)
+        else:
+            shown[file] = file.relative_to(folder).as_posix()
+    if loose:
+        common = Path(os.path.commonpath([file.parent for file in loose]))
+        shown.update((file, file.relative_to(common).as_posix()) for file in loose)
+    return shown
 
 
 def _remove_legacy(data_dir: Path, notes: list[str]) -> None:
@@ -131,6 +329,7 @@ def ingest(
     on_wait: Callable[[str], None] | None = None,
     propositions: Propositions | None = None,
     embedder: Embedder | None = None,
+    follow_links: bool = False,
 ) -> IngestSummary:
     """Index files and folders into the data directory.
 
@@ -143,6 +342,8 @@ def ingest(
         propositions: Also draw propositions from the documents given (those without current ones).
         embedder: The embedder of ``settings.embedding_model`` to use, such as one that knows some vectors
             already (:func:`~selfcrag.index.remembered.with_sample_vectors`); default: that model itself.
+        follow_links: Follow links inside the folders given that lead out of them (by default they are skipped,
+            and files are read without following a link put in their path since they were found).
 
     Returns:
         What was done, including the files skipped and why.
@@ -153,44 +354,140 @@ def ingest(
     """
     began = time.perf_counter()
     summary = IngestSummary()
-    files, skipped = discover(paths)
+    files, skipped = discover(paths, follow_links=follow_links)
     if not files and not prune:  # a typo or a folder of other files: say so, and leave the index alone
         raise UserError(nothing_to_ingest(paths, skipped))
     summary.skipped.extend(skipped)
+    sizes = [_size_of(path) for path in files]
+    bar = IngestProgress(progress, sizes)
     if embedder is None:
         embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
+    with _writing(settings), open_writer(settings, embedder, on_wait=on_wait, progress=bar) as writer:
+        bar.start()
+        _remove_legacy(settings.data_dir, summary.notes)
+        if writer.report.rebuilt:
+            summary.notes.append(writer.report.rebuilt)
+        plan = PropositionPlan(propositions.max_calls) if propositions is not None else None
+        seen = _ingest_files(
+            writer, files, sizes, embedder.max_chars, summary, bar, plan, follow_links, shown_paths(paths, files)
+        )
+        _repair(writer, seen, embedder.max_chars, summary, follow_links)
+        if prune:
+            summary.removed += remove_files(
+                writer, lambda source: document_id(source) not in seen and not Path(source).exists()
+            )
+        writer.record_skipped(_named(paths), [(_storable(s.path), s.reason) for s in summary.skipped])
+        if propositions is not None and plan is not None:
+            summary.proposition_report = _draw_propositions(writer, plan, propositions.propose, embedder.max_chars, bar)
+        # What the index holds, read before the commit closes the manifest.
+        for entry in writer.documents():
+            if proposed_from(entry.doc_id) is None:
+                summary.documents += 1
+                summary.sentences += entry.sentence_count
+            else:
+                summary.propositions += entry.sentence_count
+        writer.commit()
+        summary.embedded = writer.report.embedded
+        summary.embed_seconds = writer.report.embed_seconds
+    summary.seconds = time.perf_counter() - began
+    return summary
+
+
+@dataclass
+class RemoveSummary:
+    """What a removal did.
+
+    Attributes:
+        removed: Files taken out of the index (a document, or an identical copy of one).
+        documents: Documents in the index after it.
+        sentences: Sentences in the index after it.
+    """
+
+    removed: int = 0
+    documents: int = 0
+    sentences: int = 0
+
+
+def remove(
+    paths: Sequence[str | Path],
+    settings: Settings,
+    *,
+    on_wait: Callable[[str], None] | None = None,
+    embedder: Embedder | None = None,
+) -> RemoveSummary:
+    """Take files, and every file under folders, out of the index: a new generation, as an ingest publishes.
+
+    Each path is matched against the files the index holds, absolute both as written and with its links
+    resolved, so a file deleted or moved since can be removed too. A document's propositions go with it; one
+    whose text lives on in an identical copy stays indexed under that copy. What was skipped there is forgotten.
+
+    Args:
+        paths: Files and folders, as the user names them.
+        settings: Where the index lives.
+        on_wait: Told once when another ingest holds the index and this one waits.
+        embedder: The embedder of ``settings.embedding_model`` (nothing is embedded; the writer checks the
+            index was built with it); default: that model.
+
+    Returns:
+        What was removed, and what the index holds now.
+
+    Raises:
+        UserError: A path matches nothing indexed (the index is left as it is), the index must first be
+            repaired by an ingest, the disk is full, or the engine failed (the previous index stays in use).
+    """
+    named = _named(paths)
+    if embedder is None:
+        embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
+    summary = RemoveSummary()
+    with _writing(settings, "the removal"), open_writer(settings, embedder, on_wait=on_wait) as writer:
+        if writer.report.rebuilt or writer.report.repaired:
+            raise UserError(
+                f"the index in {settings.data_dir} needs repair first ({writer.report.rebuilt or 'points are missing'})"
+                ": run `selfcrag ingest PATH`, then remove"
+            )
+        if not writer.documents():
+            raise nothing_indexed(settings.data_dir)
+        sources = [entry.source for entry in writer.documents()] + [file.source for file in writer.files()]
+        for raw in paths:
+            if not any(at_or_under(source, form) for source in sources for form in _named([raw])):
+                raise UserError(f"nothing indexed is at or under {raw}: `selfcrag list` shows what is; nothing removed")
+        summary.removed = remove_files(writer, lambda source: any(at_or_under(source, form) for form in named))
+        writer.record_skipped(named, [])
+        for entry in writer.documents():
+            if proposed_from(entry.doc_id) is None:
+                summary.documents += 1
+                summary.sentences += entry.sentence_count
+        writer.commit()
+    return summary
+
+
+def remove_files(writer: IndexWriter, matches: Callable[[str], bool]) -> int:
+    """Take out of the index the files whose resolved paths match, documents and identical copies.
+
+    What ``--prune`` and ``selfcrag remove`` do: a document's propositions go with it, and one whose text lives
+    on in a copy not taken out stays indexed under that copy (its points move there, nothing is embedded).
+
+    Args:
+        writer: The index being written.
+        matches: Whether a file (its resolved path) is to go.
+
+    Returns:
+        How many files were taken out.
+    """
+    # Copies first: a document taken out passes its points to a copy only if the copy stays.
+    copies = [file.source for file in writer.files() if file.doc_id != document_id(file.source)]
+    documents = [entry.source for entry in writer.documents() if proposed_from(entry.doc_id) is None]
+    gone = [source for source in copies + documents if matches(source)]
+    for source in gone:
+        writer.remove_file(source)
+    return len(gone)
+
+
+@contextmanager
+def _writing(settings: Settings, what: str = "the ingest") -> Iterator[None]:
+    """Turn a failure while the index is written into one line: the previous index stays in use."""
     try:
-        with open_writer(settings, embedder, on_wait=on_wait, progress=progress) as writer:
-            _remove_legacy(settings.data_dir, summary.notes)
-            if writer.report.rebuilt:
-                summary.notes.append(writer.report.rebuilt)
-            plan = PropositionPlan(propositions.max_calls) if propositions is not None else None
-            seen = _ingest_files(writer, files, embedder.max_chars, summary, progress, plan)
-            _repair(writer, seen, embedder.max_chars, summary)
-            if prune:
-                for entry in writer.documents():
-                    # Propositions go with their document.
-                    if (
-                        entry.doc_id not in seen
-                        and proposed_from(entry.doc_id) is None
-                        and not Path(entry.source).exists()
-                    ):
-                        writer.remove(entry.doc_id)
-                        summary.removed += 1
-            if propositions is not None and plan is not None:
-                summary.proposition_report = _draw_propositions(
-                    writer, plan, propositions.propose, embedder.max_chars, progress
-                )
-            # What the index holds, read before the commit closes the manifest.
-            for entry in writer.documents():
-                if proposed_from(entry.doc_id) is None:
-                    summary.documents += 1
-                    summary.sentences += entry.sentence_count
-                else:
-                    summary.propositions += entry.sentence_count
-            writer.commit()
-            summary.embedded = writer.report.embedded
-            summary.embed_seconds = writer.report.embed_seconds
+        yield
     except EmbeddingServiceError as error:
         raise EmbeddingServiceError(f"{error}; the previous index is unchanged") from None
     except (OSError, sqlite3.OperationalError, EngineError) as error:
@@ -198,60 +495,75 @@ def ingest(
             free = shutil.disk_usage(generations.nearest_existing(settings.data_dir)).free / 2**20
             raise UserError(
                 f"the disk holding {settings.data_dir} is full ({free:.1f} MB free): free some space and "
-                "run the ingest again; the previous index is unchanged"
+                f"run {what} again; the previous index is unchanged"
             ) from None
         if isinstance(error, EngineError):
             raise UserError(f"the index engine failed ({error}); the previous index is unchanged") from None
         raise
-    summary.seconds = time.perf_counter() - began
-    return summary
 
 
 def _ingest_files(
     writer: IndexWriter,
     files: Sequence[Path],
+    sizes: Sequence[int],
     max_chars: int,
     summary: IngestSummary,
-    progress: ProgressCallback | None,
+    bar: IngestProgress,
     plan: PropositionPlan | None = None,
+    follow_links: bool = False,
+    shown: Mapping[Path, str] | None = None,
 ) -> set[str]:
-    """Index the files given; returns the ids of the documents they are.
+    """Index the files given, each named to people as ``shown`` says; returns the ids of the documents they are.
 
-    Documents without current propositions are offered to ``plan``, when there is one.
+    A file whose text an indexed document has is recorded as another file of it, not indexed again. Documents
+    without current propositions are offered to ``plan``, when there is one. Unless ``follow_links``, each file
+    is read as found: a link put in its path since is not followed. ``bar`` is told of each file read.
     """
     seen: set[str] = set()
     resplit = 0
-    for number, path in enumerate(files, 1):
-        loaded = read_document(path)
-        if progress:
-            progress("reading", number, len(files))
+    for path, size in zip(files, sizes, strict=True):
+        loaded = read_document(path, follow_links=follow_links)
         if isinstance(loaded, SkippedFile):
             summary.skipped.append(loaded)
+            bar.file_read(size)
             continue
         if loaded.encoding not in ("utf-8", "pdf"):
             summary.encodings.append((loaded.path, loaded.encoding))
         doc_id = document_id(str(loaded.path))
         seen.add(doc_id)
+        digest = content_hash(loaded.text)
         old = writer.known(doc_id)
-        same_text = old is not None and old.content_hash == content_hash(loaded.text)
+        same_text = old is not None and old.content_hash == digest
+        original = None if same_text else writer.original_of(digest, doc_id)
+        if original is not None:
+            writer.add_copy(indexed_file(loaded, original.doc_id, (shown or {}).get(path), size))
+            summary.identical += 1
+            bar.file_read(size)
+            continue
+        file = indexed_file(loaded, doc_id, (shown or {}).get(path), size)
         if same_text and writer.indexed_now(doc_id):
+            writer.describe(file)
             summary.unchanged += 1
+            bar.file_read(size)
             if (
                 plan is not None
                 and old is not None
                 and not has_propositions(writer.known(propositions_id(doc_id)), old)
             ):
-                plan.offer(index_document(loaded, max_chars))
+                plan.offer(index_document(loaded, max_chars, (shown or {}).get(path)))
             continue
-        document = index_document(loaded, max_chars)
+        document = index_document(loaded, max_chars, (shown or {}).get(path))
         if old is not None and same_text and writer.holds(old, document):
             # Indexed by an older version, but split and tokenised the same: nothing to embed again.
-            writer.mark_current(old)
+            writer.relabel(old, document)
+            writer.describe(file)
             summary.unchanged += 1
+            bar.file_read(size)
             if plan is not None and not has_propositions(writer.known(propositions_id(doc_id)), old):
                 plan.offer(document)
             continue
-        writer.add(document)
+        bar.file_read(size, len(document.sentences))
+        writer.add(document, file)
         if plan is not None:
             plan.offer(document)
         if old is None:
@@ -264,8 +576,14 @@ def _ingest_files(
     return seen
 
 
-def _repair(writer: IndexWriter, seen: set[str], max_chars: int, summary: IngestSummary) -> None:
-    """Index again, from their files, the documents whose points were missing and that this run did not read."""
+def _repair(
+    writer: IndexWriter, seen: set[str], max_chars: int, summary: IngestSummary, follow_links: bool = False
+) -> None:
+    """Index again, from their files, the documents whose points were missing and that this run did not read.
+
+    Unless ``follow_links``, a file is read only through the path it was indexed under, without following a link
+    put in it since.
+    """
     for entry in writer.report.repaired:
         if entry.doc_id in seen or writer.known(entry.doc_id) is not None:
             continue
@@ -275,11 +593,11 @@ def _repair(writer: IndexWriter, seen: set[str], max_chars: int, summary: Ingest
                 "run `selfcrag ingest --propositions` to draw them again"
             )
             continue
-        loaded = read_document(Path(entry.source))
+        loaded = read_document(Path(entry.source), follow_links=follow_links)
         if isinstance(loaded, SkippedFile):
             summary.notes.append(f"{entry.source} was in the index but cannot be read any more: dropped")
             continue
-        writer.add(index_document(loaded, max_chars))
+        writer.add(index_document(loaded, max_chars), indexed_file(loaded, entry.doc_id, None, _size_of(loaded.path)))
         summary.repaired += 1
 
 
@@ -308,8 +626,9 @@ def _draw_propositions(
                 report.skipped.append(f"{document.entry.source} ({passage.where}): {reply.note}")
                 continue
             drawn.append((passage, reply.statements))
-        made, ungrounded = proposition_document(document, drawn, complete=complete, max_chars=max_chars)
+        made, ungrounded, linked = proposition_document(document, drawn, complete=complete, max_chars=max_chars)
         report.ungrounded += ungrounded
+        report.linked += linked
         if made.sentences or complete:
             writer.add(made)
             report.made += len(made.sentences)

@@ -2,13 +2,15 @@
 
 One small database per generation (see :mod:`selfcrag.index.generations`)
 holds the documents (path, title, content hash, sentence count, the
-:data:`INDEXING_VERSION` they were split with), the BM25
-collection statistics the sparse weights were written with, and each term's
-document frequency (for the offline heuristics; the engine keeps its own for
-ranking). It carries a format name and version: a file that is not one of
-ours, or of another version, or one whose tables or values are not what
-selfcrag writes (a dropped table, ``points = 'x'``, text where a count
-belongs) is refused with one line that says what to do.
+:data:`INDEXING_VERSION` they were split with), the files they were read from
+(format, pages, size, when; a file identical to an indexed one is recorded as
+another file of that document, not indexed twice), the files the last ingests
+skipped and why, the BM25 collection statistics the sparse weights were written
+with, and each term's document frequency (for the offline heuristics; the
+engine keeps its own for ranking). It carries a format name and version: a
+file that is not one of ours, or of another version, or one whose tables or
+values are not what selfcrag writes (a dropped table, ``points = 'x'``, text
+where a count belongs) is refused with one line that says what to do.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ FORMAT_VERSION = 1
 # HTML, man pages by section, PDF titles and "#" lines of PDF code as text;
 # 4: a "!", "?" or "." inside brackets closed on the same line ends no sentence,
 # and a line of capitals or a numbered title alone between blank lines is a plain-text heading;
-# 5: a numbered title directly over its text, "2.1 包装清单" then "音箱主机一台…", is a heading too).
+# 5: a numbered title directly over its text, "2.1 包装清单" then "音箱主机一台…", is a heading too;
+# 6: every sentence keeps where it stands in the original, its pages, slide, rows or lines, and the path shown
+# for its file: an unchanged document split the same has only that written into its points, with no embedding).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
-INDEXING_VERSION = 5
+INDEXING_VERSION = 6
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,8 +54,21 @@ CREATE TABLE IF NOT EXISTS documents (
 );
 CREATE TABLE IF NOT EXISTS indexed_with (doc_id TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS term_df (term INTEGER PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+    source TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    format TEXT NOT NULL,
+    pages INTEGER,
+    size INTEGER NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_by_document ON files(doc_id);
+CREATE INDEX IF NOT EXISTS documents_by_text ON documents(content_hash);
+CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
 """
-# The columns each table must have (``indexed_with`` is missing from manifests older than it).
+# The columns each table must have (``indexed_with``, ``files`` and ``skipped`` are missing from manifests older
+# than them).
 _COLUMNS = {
     "meta": {"key", "value"},
     "documents": {"doc_id", "source", "title", "content_hash", "sentence_count", "terms", "seq"},
@@ -89,6 +106,8 @@ class DocumentEntry:
         content_hash: SHA-256 of the decoded text.
         sentence_count: Sentences (points) of the document.
         terms: BM25 terms over all its sentences.
+        also: The other files of the same text, as shown to people (their paths relative to the folder ingested):
+            identical copies, indexed once under this document.
     """
 
     doc_id: str
@@ -97,6 +116,30 @@ class DocumentEntry:
     content_hash: str
     sentence_count: int
     terms: int
+    also: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """A file the index holds: the document it was read as, or an identical copy of another one's text.
+
+    Attributes:
+        source: Its resolved path.
+        doc_id: The document it reads as (for a copy: the document of the first file found with that text).
+        path: Its path as shown to people (relative to the folder ingested).
+        format: What it was read as: its suffix (``pdf``, ``docx``, ``md``), ``txt.gz``, or ``text`` without one.
+        pages: A PDF's pages (None for other formats).
+        size: Its size in bytes when it was indexed.
+        indexed_at: When it was indexed (seconds since the epoch).
+    """
+
+    source: str
+    doc_id: str
+    path: str
+    format: str
+    pages: int | None
+    size: int
+    indexed_at: float
 
 
 class Manifest:
@@ -164,6 +207,8 @@ class Manifest:
                 if missing:
                     raise self._damaged(f"is damaged (its {table} table lacks {missing})")
             self._versions_kept = "indexed_with" in tables
+            self._files_kept = "files" in tables
+            self._skips_kept = "skipped" in tables
             for key, kind in _META_NUMBERS.items():
                 value = self._meta_raw(key)
                 if value is not None and not _parses(value, kind):
@@ -183,9 +228,14 @@ class Manifest:
             "term_df": "SELECT 1 FROM term_df WHERE typeof(term) != 'integer' OR typeof(df) != 'integer' LIMIT 1",
             "indexed_with": "SELECT 1 FROM indexed_with WHERE typeof(doc_id) != 'text' "
             "OR typeof(version) != 'integer' LIMIT 1",
+            "files": "SELECT 1 FROM files WHERE typeof(source) != 'text' OR typeof(doc_id) != 'text' "
+            "OR typeof(path) != 'text' OR typeof(format) != 'text' OR typeof(pages) NOT IN ('integer', 'null') "
+            "OR typeof(size) != 'integer' OR typeof(indexed_at) NOT IN ('real', 'integer') LIMIT 1",
+            "skipped": "SELECT 1 FROM skipped WHERE typeof(path) != 'text' OR typeof(reason) != 'text' LIMIT 1",
         }
+        kept = {"indexed_with": self._versions_kept, "files": self._files_kept, "skipped": self._skips_kept}
         for table, sql in checks.items():
-            if table == "indexed_with" and not self._versions_kept:
+            if not kept.get(table, True):
                 continue
             try:
                 wrong = self.db.execute(sql).fetchone()
@@ -224,10 +274,13 @@ class Manifest:
 
     def documents(self) -> Iterator[DocumentEntry]:
         """All documents, in ingestion order."""
+        also: dict[str, list[str]] = {}
+        for doc_id, path in self._copies():
+            also.setdefault(doc_id, []).append(path)
         for row in self._rows(
             "SELECT doc_id, source, title, content_hash, sentence_count, terms FROM documents ORDER BY seq"
         ):
-            yield DocumentEntry(*row)
+            yield _entry(row, also.get(row[0], ()))
 
     def document(self, doc_id: str) -> DocumentEntry | None:
         """One document, or None."""
@@ -235,7 +288,16 @@ class Manifest:
             "SELECT doc_id, source, title, content_hash, sentence_count, terms FROM documents WHERE doc_id = ?",
             (doc_id,),
         )
-        return DocumentEntry(*rows[0]) if rows else None
+        return _entry(rows[0], [path for _, path in self._copies(doc_id)]) if rows else None
+
+    def documents_with_text(self, content_hash: str) -> list[DocumentEntry]:
+        """The documents indexed with a text, in ingestion order (a document's propositions carry its text's hash).
+
+        Args:
+            content_hash: The text's :func:`~selfcrag.index.records.content_hash`.
+        """
+        rows = self._rows("SELECT doc_id FROM documents WHERE content_hash = ? ORDER BY seq", (content_hash,))
+        return [entry for (doc_id,) in rows if (entry := self.document(doc_id)) is not None]
 
     def document_count(self) -> int:
         """Number of documents."""
@@ -261,8 +323,8 @@ class Manifest:
         )
         return sorted({(doc_id, position) for doc_id, count in rows for position in (0, count - 1)})
 
-    def put_document(self, entry: DocumentEntry) -> None:
-        """Add or replace a document."""
+    def put_document(self, entry: DocumentEntry, version: int = INDEXING_VERSION) -> None:
+        """Add or replace a document, read, split and tokenised by ``version`` (see :meth:`indexing_version`)."""
         self.db.execute(
             "INSERT INTO documents(doc_id, source, title, content_hash, sentence_count, terms, seq) "
             "VALUES(?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) + 1 FROM documents)) "
@@ -274,7 +336,7 @@ class Manifest:
         self.db.execute(
             "INSERT INTO indexed_with(doc_id, version) VALUES(?, ?) "
             "ON CONFLICT(doc_id) DO UPDATE SET version = excluded.version",
-            (entry.doc_id, INDEXING_VERSION),
+            (entry.doc_id, version),
         )
 
     def indexing_version(self, doc_id: str) -> int:
@@ -287,9 +349,80 @@ class Manifest:
         return rows[0][0] if rows else 1
 
     def remove_document(self, doc_id: str) -> None:
-        """Forget a document."""
+        """Forget a document, and the files read as it."""
         self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         self.db.execute("DELETE FROM indexed_with WHERE doc_id = ?", (doc_id,))
+        self.db.execute("DELETE FROM files WHERE doc_id = ?", (doc_id,))
+
+    # ------------------------------------------------------------------ files
+
+    def files(self, doc_id: str | None = None) -> list[IndexedFile]:
+        """The files the index holds, a document's first and its copies after it (all of them when None).
+
+        Args:
+            doc_id: Only the files read as this document.
+
+        Returns:
+            The files, by document (in ingestion order), then the copies by path; none in a manifest older than them.
+        """
+        if not self._files_kept:
+            return []
+        where = "WHERE f.doc_id = ?" if doc_id is not None else ""
+        rows = self._rows(
+            "SELECT f.source, f.doc_id, f.path, f.format, f.pages, f.size, f.indexed_at FROM files f "
+            f"JOIN documents d ON d.doc_id = f.doc_id {where} ORDER BY d.seq, f.source != d.source, f.path",
+            (doc_id,) if doc_id is not None else (),
+        )
+        return [IndexedFile(*row) for row in rows]
+
+    def file(self, source: str) -> IndexedFile | None:
+        """The file of a resolved path, or None."""
+        if not self._files_kept:
+            return None
+        rows = self._rows(
+            "SELECT source, doc_id, path, format, pages, size, indexed_at FROM files WHERE source = ?", (source,)
+        )
+        return IndexedFile(*rows[0]) if rows else None
+
+    def put_file(self, file: IndexedFile) -> None:
+        """Record a file (replacing what was recorded of it)."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO files(source, doc_id, path, format, pages, size, indexed_at) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?)",
+            (file.source, file.doc_id, file.path, file.format, file.pages, file.size, file.indexed_at),
+        )
+
+    def forget_file(self, source: str) -> None:
+        """Forget a file (a copy no longer indexed under its document)."""
+        self.db.execute("DELETE FROM files WHERE source = ?", (source,))
+
+    def move_files(self, doc_id: str, to: str) -> None:
+        """Record the files read as one document as read as another (which took over its points)."""
+        self.db.execute("UPDATE files SET doc_id = ? WHERE doc_id = ?", (to, doc_id))
+
+    def _copies(self, doc_id: str | None = None) -> list[tuple[str, str]]:
+        """``(doc_id, shown path)`` of the files identical to a document's, other than its own (of all documents)."""
+        if not self._files_kept:
+            return []
+        where = "AND f.doc_id = ?" if doc_id is not None else ""
+        return self._rows(
+            "SELECT f.doc_id, f.path FROM files f JOIN documents d ON d.doc_id = f.doc_id "
+            f"WHERE f.source != d.source {where} ORDER BY f.path",
+            (doc_id,) if doc_id is not None else (),
+        )
+
+    # ------------------------------------------------------------------ skipped files
+
+    def skipped(self) -> list[tuple[str, str]]:
+        """``(path, reason)`` of the files the last ingests skipped, by path (none in a manifest older than that)."""
+        if not self._skips_kept:
+            return []
+        return self._rows("SELECT path, reason FROM skipped ORDER BY path")
+
+    def set_skipped(self, skipped: Iterable[tuple[str, str]]) -> None:
+        """Record ``(path, reason)`` of the files skipped, in place of what was recorded."""
+        self.db.execute("DELETE FROM skipped")
+        self.db.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES(?, ?)", list(skipped))
 
     # ------------------------------------------------------------------ term statistics
 
@@ -330,6 +463,22 @@ class Manifest:
     def close(self) -> None:
         """Close the database."""
         self.db.close()
+
+
+def _entry(row: tuple, also: Iterable[str]) -> DocumentEntry:
+    """A document from its row of the documents table, with the paths of its copies."""
+    doc_id, source, title, content_hash, sentence_count, terms = row
+    return DocumentEntry(doc_id, source, title, content_hash, sentence_count, terms, tuple(also))
+
+
+def at_or_under(path: str, folder: str) -> bool:
+    """Whether a path is ``folder`` itself or lies inside it (both absolute, compared as written).
+
+    Args:
+        path: A file's path.
+        folder: A file or folder named by the user.
+    """
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def _parses(value: str, kind: type) -> bool:

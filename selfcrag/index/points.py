@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
 
 from selfcrag.index.sparse import SparseVector
+from selfcrag.spans import PlaceRange
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -104,6 +105,9 @@ class StoredSentence:
             pair (see :mod:`selfcrag.split.semantic`): what semantic boundaries are drawn from.
         source_first: For a proposition: the first sentence it was drawn from, in its document.
         source_last: For a proposition: the last sentence it was drawn from.
+        path: The document's path as shown to people: relative to the folder ingested (None in older indexes).
+        place: The pages, slide, rows or lines of the original file the sentence stands on (None when the
+            format has none, and in older indexes).
     """
 
     doc_id: str
@@ -127,6 +131,8 @@ class StoredSentence:
     similarity_rank: float | None = field(default=None, compare=False)
     source_first: int | None = None
     source_last: int | None = None
+    path: str | None = None
+    place: PlaceRange | None = field(default=None, hash=False)
 
     @property
     def point_id(self) -> str:
@@ -170,9 +176,11 @@ class StoredSentence:
                     ("similarity_rank", self.similarity_rank),
                     ("source_first", self.source_first),
                     ("source_last", self.source_last),
+                    ("path", self.path),
                 )
                 if value is not None
             },
+            **({"place": {k: v for k, v in self.place.items() if v is not None}} if self.place is not None else {}),
         }
 
     @staticmethod
@@ -199,12 +207,32 @@ class StoredSentence:
             similarity_rank=_optional(payload.get("similarity_rank"), float),
             source_first=_optional(payload.get("source_first"), int),
             source_last=_optional(payload.get("source_last"), int),
+            path=payload.get("path"),
+            place=_place(payload.get("place")),
         )
+
+    def unplaced(self) -> StoredSentence:
+        """The sentence without its path and place: what it is, not where it is said to stand."""
+        return replace(self, path=None, place=None)
 
 
 def _optional(value: Any, kind: type[_Number]) -> _Number | None:
     """A payload number that older points (or sentences, for proposition fields) do not have."""
     return None if value is None else kind(value)
+
+
+def _place(value: Any) -> PlaceRange | None:
+    """A sentence's place from its payload (older points have none; labels and sheet are left out when None)."""
+    if value is None:
+        return None
+    return PlaceRange(
+        kind=str(value["kind"]),
+        first=int(value["first"]),
+        last=int(value["last"]),
+        first_label=value.get("first_label"),
+        last_label=value.get("last_label"),
+        sheet=value.get("sheet"),
+    )
 
 
 def join_sentences(sentences: Sequence[StoredSentence]) -> str:

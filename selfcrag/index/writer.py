@@ -25,15 +25,25 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from selfcrag.errors import UserError
+from selfcrag.files.loaders import Place
 from selfcrag.index import generations
 from selfcrag.index.checks import find_damage
 from selfcrag.index.embed import Embedder
-from selfcrag.index.manifest import INDEXING_VERSION, MANIFEST_FILE, DocumentEntry, Manifest, ManifestError
+from selfcrag.index.manifest import (
+    INDEXING_VERSION,
+    MANIFEST_FILE,
+    DocumentEntry,
+    IndexedFile,
+    Manifest,
+    ManifestError,
+    at_or_under,
+)
+from selfcrag.index.places import sentence_places
 from selfcrag.index.points import (
     SentencePoint,
     StoredSentence,
@@ -41,6 +51,7 @@ from selfcrag.index.points import (
     proposed_from,
     propositions_id,
 )
+from selfcrag.index.records import document_id
 from selfcrag.index.shard_files import copy_sparse, mirror_shard
 from selfcrag.index.sparse import K1, B, SparseVector, document_vector, reweight
 from selfcrag.index.store import EdgeStore, EngineError, IndexOptions, SentenceStore, ServerStore, StoredPoint
@@ -61,7 +72,16 @@ REWEIGHT_DRIFT_LARGE = 0.10
 REWEIGHT_MAX = 200_000
 SHARD_DIR = "shard"
 
-ProgressCallback = Callable[[str, int, int], None]
+
+class ProgressCallback(Protocol):
+    """Told how far a long step has come: ``progress(phase, done, total)``, with a line of detail for people.
+
+    An ingest's ``indexing`` counts bytes, its detail the documents read and the sentences embedded; other
+    phases count what they name and give no detail.
+    """
+
+    def __call__(self, phase: str, done: int, total: int, detail: str = "", /) -> None:
+        """Report ``done`` of ``total``."""
 
 
 @dataclass
@@ -74,7 +94,16 @@ class PreparedDocument:
 
 
 def prepare_document(
-    doc_id: str, source: str, text: str, content_hash: str, max_chars: int, title: str | None = None
+    doc_id: str,
+    source: str,
+    text: str,
+    content_hash: str,
+    max_chars: int,
+    title: str | None = None,
+    *,
+    path: str | None = None,
+    places: Sequence[Place] = (),
+    lines: bool = False,
 ) -> PreparedDocument:
     """Split and tokenise one document.
 
@@ -85,11 +114,16 @@ def prepare_document(
         content_hash: SHA-256 of ``text``.
         max_chars: Longest sentence the embedder takes.
         title: Its title (derived from the text when None).
+        path: Its path as shown to people (relative to the folder ingested); None: its file name.
+        places: Where its reader marked pages, slides or rows in ``text``.
+        lines: Without places, place its sentences by line (the text's lines are the file's).
 
     Returns:
-        The sentences as they will be stored, with their terms.
+        The sentences as they will be stored, with their terms and where each stands in the original.
     """
     spans = split_sentences(text, max_chars=max_chars)
+    where = sentence_places(text, spans, places, lines=lines)
+    shown = path if path is not None else Path(source).name
     bounds: dict[int, tuple[int, int]] = {}
     for position, span in enumerate(spans):
         first, _ = bounds.get(span.section_index, (position, position))
@@ -116,6 +150,8 @@ def prepare_document(
             source=source,
             content_hash=content_hash,
             terms=0,
+            path=shown,
+            place=where[position],
         )
         terms = tokenize(base.searchable())
         tokens.append(terms)
@@ -404,11 +440,12 @@ class IndexWriter:
         return self.manifest is not None and self.manifest.indexing_version(doc_id) == INDEXING_VERSION
 
     def holds(self, old: DocumentEntry, document: PreparedDocument) -> bool:
-        """Whether a document's stored points are the ones it would be written as now.
+        """Whether a document's stored points are the sentences it would be written as now.
 
         An unchanged file indexed by an older version of the reading, splitting
         and tokenising needs no new embedding when its sentences and term count
-        come out the same.
+        come out the same. Where they are said to stand (path, place) may differ:
+        :meth:`relabel` writes that anew.
 
         Args:
             old: The document as the manifest has it.
@@ -420,42 +457,154 @@ class IndexWriter:
         for start in range(0, len(document.sentences), 1024):
             chunk = document.sentences[start : start + 1024]
             stored = self.store.retrieve([s.point_id for s in chunk])
-            if any(s.point_id not in stored or stored[s.point_id].sentence != s for s in chunk):
+            if any(s.point_id not in stored or stored[s.point_id].sentence.unplaced() != s.unplaced() for s in chunk):
                 return False
         return True
 
-    def mark_current(self, entry: DocumentEntry) -> None:
-        """Record that a document's points are what this version writes (see :meth:`holds`)."""
+    def relabel(self, old: DocumentEntry, document: PreparedDocument) -> None:
+        """Record that a document's points are what this version writes, their paths and places written anew.
+
+        For a document that :meth:`holds`: the points whose path or place differ (an index written before
+        places were kept) are written again with the vectors they have, so nothing is embedded.
+
+        Args:
+            old: The document as the manifest has it.
+            document: The same file, prepared by this version.
+        """
         self.start_next_generation()
-        assert self.manifest is not None
-        self.manifest.put_document(entry)
+        assert self.manifest is not None and self.store is not None
+        self.manifest.put_document(old)
+        for start in range(0, len(document.sentences), 1024):
+            chunk = document.sentences[start : start + 1024]
+            stored = self.store.retrieve([s.point_id for s in chunk], dense=True, sparse=True)
+            points = [
+                SentencePoint(
+                    replace(s, similarity=point.sentence.similarity, similarity_rank=point.sentence.similarity_rank),
+                    point.dense,
+                    point.sparse or SparseVector([], []),
+                )
+                for s in chunk
+                if (point := stored[s.point_id]).sentence != s and point.dense is not None
+            ]
+            self.store.upsert(points)
+            self._since_optimize += len(points)
+        self._optimize_in_parts()
 
     def documents(self) -> list[DocumentEntry]:
         """All documents of the generation being written."""
         return list(self.manifest.documents()) if self.manifest is not None else []
 
-    def add(self, document: PreparedDocument) -> None:
+    def add(self, document: PreparedDocument, file: IndexedFile | None = None) -> None:
         """Index a new or changed document (its old version, if any, is replaced, and its propositions dropped).
 
         A document's propositions (see :func:`~selfcrag.index.points.propositions_id`) are added the same way,
-        after the document.
+        after the document. When the old version's text lives on in identical copies, it stays indexed under
+        the first of them (see :meth:`remove_file`); a file that was such a copy is indexed as itself from now on.
+
+        Args:
+            document: The document.
+            file: The file it was read from (see :meth:`files`); None for propositions.
         """
         self.start_next_generation()
         assert self.manifest is not None
         doc_id = document.entry.doc_id
         old = self.manifest.document(doc_id)
+        if old is not None and old.content_hash != document.entry.content_hash and self._hand_over(old):
+            old = None  # its copies keep the old text
         if old is not None:
             self._drop_points(old, keep=0)
         if proposed_from(doc_id) is None:
             self.remove(propositions_id(doc_id))  # drawn from the old text
+            self.manifest.forget_file(document.entry.source)  # a copy of another document until now
         self.manifest.put_document(document.entry)
+        if file is not None:
+            self.manifest.put_file(file)
         self._embedded_documents.add(doc_id)
         self._pending.extend(zip(document.sentences, document.tokens, strict=True))
         if len(self._pending) >= FLUSH_SENTENCES:
             self._flush()
 
+    def files(self, doc_id: str | None = None) -> list[IndexedFile]:
+        """The files read as a document, its own first and then its identical copies (all files when None)."""
+        return self.manifest.files(doc_id) if self.manifest is not None else []
+
+    def file(self, source: str) -> IndexedFile | None:
+        """What the index holds of a file (by its resolved path), or None."""
+        return self.manifest.file(source) if self.manifest is not None else None
+
+    def original_of(self, content_hash: str, doc_id: str) -> DocumentEntry | None:
+        """The document first indexed with a text, other than ``doc_id``'s (the file's own), or None."""
+        if self.manifest is None:
+            return None
+        documents = self.manifest.documents_with_text(content_hash)
+        return next((d for d in documents if d.doc_id != doc_id and proposed_from(d.doc_id) is None), None)
+
+    def describe(self, file: IndexedFile) -> None:
+        """Record the file of a document indexed before files were (a document unchanged by this run)."""
+        if self.file(file.source) is None:
+            self.start_next_generation()
+            assert self.manifest is not None
+            self.manifest.put_file(file)
+
+    def skipped(self) -> list[tuple[str, str]]:
+        """``(path, reason)`` of the files skipped by the ingests so far (see :meth:`record_skipped`)."""
+        return self.manifest.skipped() if self.manifest is not None else []
+
+    def record_skipped(self, under: Iterable[str], skipped: Iterable[tuple[str, str]]) -> None:
+        """Remember the files skipped at or under some paths, in place of what was skipped there before.
+
+        Args:
+            under: The paths ingested (absolute): a file skipped there before and not now was read, removed or
+                deleted since.
+            skipped: ``(path, reason)`` of the files skipped there now.
+        """
+        folders = list(under)
+        before = self.skipped()
+        after = {row for row in before if not any(at_or_under(row[0], folder) for folder in folders)} | set(skipped)
+        # Into an empty data folder, a skipped list alone publishes nothing: `search` must go on saying that
+        # nothing is indexed yet, and `list` says so too.
+        if after != set(before) and (self.tmp is not None or self._current is not None):
+            self.start_next_generation()
+            assert self.manifest is not None
+            self.manifest.set_skipped(sorted(after))
+
+    def add_copy(self, file: IndexedFile) -> None:
+        """Record a file whose text is an indexed document's, as another file of that document: nothing is embedded.
+
+        What was indexed from that file before (another text) is removed.
+
+        Args:
+            file: The copy, its ``doc_id`` the document with its text.
+        """
+        recorded = self.file(file.source)
+        if recorded is not None and recorded.doc_id == file.doc_id:
+            return
+        self.remove_file(file.source)
+        self.start_next_generation()
+        assert self.manifest is not None
+        self.manifest.put_file(file)
+
+    def remove_file(self, source: str) -> None:
+        """Remove a file from the index: its document, or, for an identical copy, only the copy.
+
+        A document whose text lives on in identical copies stays indexed under the first of them, with its
+        propositions: its points move there with their vectors, so nothing is embedded again.
+
+        Args:
+            source: The file's resolved path, as the index holds it.
+        """
+        recorded = self.file(source)
+        if recorded is not None and recorded.doc_id != document_id(source):
+            self.start_next_generation()
+            assert self.manifest is not None
+            self.manifest.forget_file(source)
+            return
+        entry = self.known(document_id(source))
+        if entry is not None and not self._hand_over(entry):
+            self.remove(entry.doc_id)
+
     def remove(self, doc_id: str) -> None:
-        """Remove a document and its points, and its propositions."""
+        """Remove a document, its points and its propositions (its identical copies too: see :meth:`remove_file`)."""
         if proposed_from(doc_id) is None:
             self.remove(propositions_id(doc_id))
         if self.known(doc_id) is None:
@@ -466,6 +615,55 @@ class IndexWriter:
         assert old is not None
         self._drop_points(old, keep=0)
         self.manifest.remove_document(doc_id)
+
+    def _hand_over(self, entry: DocumentEntry) -> bool:
+        """Make the first identical copy of a document the document, if it has one; returns whether it had.
+
+        Its points and propositions move to the copy's ids with their vectors, so nothing is embedded; the
+        document's own file is forgotten.
+        """
+        heirs = [file for file in self.files(entry.doc_id) if file.source != entry.source]
+        if not heirs:
+            return False
+        heir, doc_id = heirs[0], entry.doc_id
+        self.start_next_generation()
+        assert self.manifest is not None
+        self._flush()  # its sentences may still wait to be embedded
+        new_id = document_id(heir.source)
+        self.manifest.forget_file(entry.source)
+        self.manifest.move_files(doc_id, new_id)
+        for old_id, moved_id in ((doc_id, new_id), (propositions_id(doc_id), propositions_id(new_id))):
+            moved = self.manifest.document(old_id)
+            if moved is None:
+                continue
+            version = self.manifest.indexing_version(old_id)
+            self._move_points(moved, moved_id, heir)
+            self.manifest.remove_document(old_id)
+            self.manifest.put_document(replace(moved, doc_id=moved_id, source=heir.source, also=()), version)
+            if old_id in self._embedded_documents:
+                self._embedded_documents.add(moved_id)
+        return True
+
+    def _move_points(self, entry: DocumentEntry, doc_id: str, heir: IndexedFile) -> None:
+        """Write a document's points again under another document's ids, source and path, with their vectors."""
+        assert self.store is not None
+        ids = document_point_ids(entry.doc_id, range(entry.sentence_count))
+        for start in range(0, len(ids), 1024):
+            chunk = ids[start : start + 1024]
+            stored = self.store.retrieve(chunk, dense=True, sparse=True)
+            points = [
+                SentencePoint(
+                    replace(point.sentence, doc_id=doc_id, source=heir.source, path=heir.path),
+                    point.dense,
+                    point.sparse or SparseVector([], []),
+                )
+                for point in stored.values()
+                if point.dense is not None
+            ]
+            self.store.upsert(points)
+            self.store.delete(chunk)
+            self._since_optimize += len(points)
+        self._optimize_in_parts()
 
     def _drop_points(self, entry: DocumentEntry, keep: int) -> None:
         assert self.manifest is not None and self.store is not None

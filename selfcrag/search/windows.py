@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 from selfcrag.index.points import StoredSentence, join_sentences
 from selfcrag.index.reader import SentenceSource
-from selfcrag.spans import Passage, SentenceHit, passage_id
+from selfcrag.spans import Passage, SentenceHit, join_places, located, passage_id
 from selfcrag.split.semantic import starts_topic
 
 T = TypeVar("T", int, float)
@@ -265,6 +266,7 @@ def _passage(index: SentenceSource, doc: _Document, span: _Span, query: str) -> 
         id=passage_id(text),
         doc_id=span.doc_id,
         source=first.source,
+        **located(first.path or Path(first.source).name, join_places([s.place for s in sentences])),
         title=entry.title if entry is not None else "",
         section=list(first.section),
         first=span.lo,

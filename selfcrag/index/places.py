@@ -1,0 +1,85 @@
+"""Where each sentence stands in the original file: the pages, slides or rows its reader marked, or its lines.
+
+A reader of a paged or tabular format marks where each page, slide or sheet
+row starts in the text it writes (:class:`~selfcrag.files.loaders.Place`); a
+sentence stands on the place in force at its first character through the one
+in force at its last, so a sentence that runs over a page break names both
+pages. A text file has no such marks: its sentences are placed by line,
+counted in the text, when the reader kept the file's lines
+(:attr:`~selfcrag.files.loaders.LoadedFile.same_lines`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from selfcrag.files.loaders import Place
+from selfcrag.spans import PlaceRange
+from selfcrag.split.sentences import SentenceSpan
+
+
+def sentence_places(
+    text: str, spans: Sequence[SentenceSpan], places: Sequence[Place], *, lines: bool
+) -> list[PlaceRange | None]:
+    """Where each sentence of a document stands in its original file.
+
+    Args:
+        text: The document's text.
+        spans: Its sentences, in order.
+        places: The places its reader marked (pages, slides, rows), by offset in ``text``.
+        lines: Count lines instead, when no places were marked: the text's lines are the file's.
+
+    Returns:
+        One place per sentence: None before the first place, and for a heading among sheet rows (a sheet's
+        name stands on no row of it); every place None when there are neither places nor lines.
+    """
+    if places:
+        return _marked(spans, sorted(places, key=lambda p: p.offset))
+    if lines:
+        return _lines(text, spans)
+    return [None] * len(spans)
+
+
+def _marked(spans: Sequence[SentenceSpan], places: Sequence[Place]) -> list[PlaceRange | None]:
+    offsets = [p.offset for p in places]
+    found: list[PlaceRange | None] = []
+    for span in spans:
+        last = bisect_right(offsets, span.end - 1) - 1
+        if last < 0 or (span.kind == "heading" and places[last].kind == "row"):
+            found.append(None)
+            continue
+        start, end = places[max(bisect_right(offsets, span.start) - 1, 0)], places[last]
+        if (start.kind, start.sheet) != (end.kind, end.sheet):
+            start = end  # a sentence across two kinds or sheets: where it ends
+        found.append(
+            PlaceRange(
+                kind=start.kind,
+                first=start.number,
+                last=end.number,
+                first_label=start.label,
+                last_label=end.label,
+                sheet=start.sheet,
+            )
+        )
+    return found
+
+
+def _lines(text: str, spans: Sequence[SentenceSpan]) -> list[PlaceRange | None]:
+    """Each sentence's first and last line, from 1, counted once through the text."""
+    found: list[PlaceRange | None] = []
+    line, counted = 1, 0
+    for span in spans:
+        line += text.count("\n", counted, span.start)
+        counted = span.start
+        found.append(
+            PlaceRange(
+                kind="line",
+                first=line,
+                last=line + text.count("\n", span.start, span.end),
+                first_label=None,
+                last_label=None,
+                sheet=None,
+            )
+        )
+    return found
