@@ -24,7 +24,7 @@ SOURCES = {
 # so its modules sit on two layers: graph.builder and graph.api are above the nodes, the rest below.
 LAYERS: list[tuple[str, ...]] = [
     ("selfcrag.errors", "selfcrag.settings", "selfcrag.spans", "selfcrag.env_file"),
-    ("selfcrag.files", "selfcrag.split"),
+    ("selfcrag.files", "selfcrag.split", "selfcrag.embed"),
     ("selfcrag.index",),
     ("selfcrag.search",),
     ("selfcrag.llm", "selfcrag.cite"),

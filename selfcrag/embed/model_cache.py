@@ -1,0 +1,153 @@
+"""Models converted on this machine, kept in the user's cache folder so that the next process loads them.
+
+The folder is ``$XDG_CACHE_HOME/selfcrag`` (``~/.cache/selfcrag`` when unset), made with mode 0700. It is
+used only when it is a real folder owned by this user: a link planted in its place, or a folder of someone
+else's, could hand this process a model of their making, so the model is then built in memory instead.
+Every file is opened through the checked folder's descriptor and never through a link.
+
+A file is named by what it was built from (its key); a new key writes a new file (through a temporary file
+renamed into place, so a reader never sees half of one) and removes the files of older keys. Files are
+ONNX protobuf, read as bytes: nothing is unpickled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def cache_folder() -> Path:
+    """Where the cache folder is, whether or not it exists.
+
+    Returns:
+        ``$XDG_CACHE_HOME/selfcrag``, or ``~/.cache/selfcrag`` when that is unset or not absolute.
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    # The XDG specification ignores a relative path.
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    return root / "selfcrag"
+
+
+@contextlib.contextmanager
+def open_cache_folder(folder: Path | None = None) -> Iterator[int | None]:
+    """Open the cache folder, made if missing, when it is safe to use.
+
+    Args:
+        folder: The folder (default: :func:`cache_folder`).
+
+    Yields:
+        A descriptor of the folder, or None when it is a link, not a folder, someone else's, or cannot be
+        made or opened.
+    """
+    folder = folder or cache_folder()
+    descriptor = None
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        status = os.fstat(descriptor)
+        if status.st_uid != os.geteuid():
+            os.close(descriptor)
+            descriptor = None
+        elif stat.S_IMODE(status.st_mode) & 0o077:
+            os.fchmod(descriptor, 0o700)
+    except OSError:
+        # O_NOFOLLOW refuses a link (ELOOP), O_DIRECTORY a file (ENOTDIR).
+        if descriptor is not None:
+            os.close(descriptor)
+        descriptor = None
+    try:
+        yield descriptor
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+def read_cached(folder: int, name: str) -> bytes | None:
+    """Read a file of the cache folder.
+
+    Args:
+        folder: The folder's descriptor (:func:`open_cache_folder`).
+        name: The file's name.
+
+    Returns:
+        Its bytes, or None when it is missing, a link, not a regular file or someone else's.
+    """
+    try:
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode) or status.st_uid != os.geteuid():
+            return None
+        return file.read()
+
+
+def write_cached(folder: int, name: str, data: bytes, family: str) -> bool:
+    """Write a file of the cache folder atomically, and remove the other files of its family.
+
+    Args:
+        folder: The folder's descriptor.
+        name: The file's name.
+        data: Its bytes.
+        family: Prefix of the names of files this one replaces (models built from older keys).
+
+    Returns:
+        Whether the file was written (a full disk or a read-only folder leaves the cache as it was).
+    """
+    temporary = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+        return False
+    for other in os.listdir(folder):
+        if other.startswith(family) and other != name:
+            # unlink removes a link itself, never what it points to.
+            with contextlib.suppress(OSError):
+                os.unlink(other, dir_fd=folder)
+    return True
+
+
+def cached_or_built(
+    name: str, family: str, build: Callable[[], bytes], load: Callable[[bytes], T], folder: Path | None = None
+) -> T:
+    """A model loaded from the cache folder, or built (and kept there for the next process).
+
+    Args:
+        name: The file's name; it holds the key of what the model is built from.
+        family: Prefix of the names of the same model built from other keys (removed when this one is written).
+        build: Builds the model's bytes.
+        load: Loads the bytes.
+        folder: The cache folder (default: :func:`cache_folder`).
+
+    Returns:
+        What ``load`` made of the cached bytes, or of built ones when there were none or they did not load.
+    """
+    with open_cache_folder(folder) as descriptor:
+        if descriptor is None:
+            return load(build())
+        data = read_cached(descriptor, name)
+        if data is not None:
+            try:
+                return load(data)
+            except Exception:  # noqa: BLE001 (a damaged file fails in the loader's own ways; it is built again)
+                pass
+        data = build()
+        write_cached(descriptor, name, data, family)
+        return load(data)
