@@ -43,7 +43,11 @@ def ingest(
     # loader reports it as a skipped line instead, and ingests the rest.
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Files and folders (.md, .txt, .pdf, .rst, .html), folders recursively.", readable=False),
+        typer.Argument(
+            help="Files and folders, folders recursively: text, Markdown, PDF, HTML, reST, Word, OpenDocument, "
+            "PowerPoint, Excel, CSV, EPUB, notebooks, e-mail, RTF, gzip (README lists them).",
+            readable=False,
+        ),
     ],
     prune: Annotated[bool, typer.Option(help="Remove indexed documents whose files are gone.")] = False,
     propositions: Annotated[
