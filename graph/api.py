@@ -367,11 +367,16 @@ def stream_ask(
     Yields ``("token", text)`` for pieces of each answer attempt (the chat
     model's tokens with ``<think>`` blocks removed, or the offline answer's
     sentences), ``("trace", step)`` after each step, and finally
-    ``("answer", Answer)``. ``("retract", {"step", "reason"})`` withdraws the
-    tokens of the current attempt: its reply failed (a dropped stream, an
-    empty reply, the wrong language) and another attempt or the offline
-    answer follows. A regeneration or abstention after some tokens is
-    announced by its trace step; the final ``Answer`` is authoritative.
+    ``("answer", Answer)``. Tokens are a draft: the support check reads the
+    draft after it has streamed. ``("retract", {"step", "reason"})``
+    withdraws the tokens of the current attempt: its reply failed (a dropped
+    stream, an empty reply, the wrong language) and another attempt or the
+    offline answer follows, or the support check rejected the draft (step
+    ``check_support``) and a regeneration or the closest evidence follows.
+    The final ``("answer", Answer)`` is authoritative: its ``status`` says
+    whether it is an answer (``answered``, ``direct``) or not
+    (``closest_evidence``, ``not_found``), and its ``answer`` is the text to
+    show, which a partly supported draft was cut to.
 
     Args:
         question: The question.

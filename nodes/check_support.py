@@ -12,12 +12,18 @@ from selfcrag.graph.chat_step import structured_step
 from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State, SupportVerdict
-from selfcrag.graph.trace import record
+from selfcrag.graph.trace import record, retract
 from selfcrag.heuristics.support import check_sentences, quoted_evidence
 from selfcrag.index.tokenize import detect_language
 from selfcrag.llm.replies import SupportJudgement
 from selfcrag.prompts import pick, quote_knowledge, replies
 from selfcrag.prompts.support import SUPPORT_SYSTEM, SUPPORT_USER
+
+# Why the support check withdraws a streamed draft (the ``retract`` event's reason).
+WITHDRAWN = {
+    "unsupported": "not supported by the sources",
+    "unconfirmed": "not confirmed by the sources; the closest evidence follows",
+}
 
 
 def support_verdict(flags: list[bool]) -> SupportVerdict:
@@ -122,6 +128,8 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ),
     }
     if verdict in ("unsupported", "unconfirmed"):
+        # The draft's tokens have streamed: a caller reading the stream learns they are not the answer.
+        retract(runtime, "check_support", WITHDRAWN[verdict])
         return update
     # Fully supported, the draft stands as written (and as streamed), less any marker that points at no
     # source: rejoining its sentences would move markers and line breaks, and show people a second answer.

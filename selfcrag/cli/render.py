@@ -498,7 +498,9 @@ class AnswerStream:
             if self.echo:
                 self._write(payload)
         elif kind == "retract":
-            self._withdraw(f"withdrawn: {payload.get('reason', 'the reply failed')}")
+            # The support check's own trace step withdraws its draft, in its words (below).
+            if payload.get("step") != "check_support":
+                self._withdraw(f"withdrawn: {payload.get('reason', 'the reply failed')}")
         elif kind == "trace":
             step = payload["step"]
             if step == "grade_documents":
