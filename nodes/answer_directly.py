@@ -1,8 +1,9 @@
 """answer_directly: reply without the knowledge base (greetings, arithmetic, the conversation itself).
 
-A message the rules routed here (a greeting, thanks, arithmetic, the conversation) gets the offline reply when the
-chat model fails. A message only the chat model judged to need no documents (route ``chat``) is retrieved instead
-when the model cannot answer it: a greeting is never the answer to a question.
+A message the rules routed here (a greeting, thanks, arithmetic) gets the offline reply when the chat model fails; a
+question about the conversation itself ("what was my first question?") always gets it, quoted from the thread's record
+(:mod:`selfcrag.heuristics.conversation`). A message only the chat model judged to need no documents (route ``chat``)
+is retrieved instead when the model cannot answer it: a greeting is never the answer to a question.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def answer_directly(
             HumanMessage(state.question),
         ],
         language=detect_language(state.question),
-        wanted=state.route != "empty",
+        # A question about the conversation is answered from its record, which a model could only misquote.
+        wanted=state.route not in ("empty", "conversation"),
     )
     if not reply and state.route == "chat":
         earlier = any(isinstance(m, HumanMessage) for m in history)
@@ -61,7 +63,7 @@ def answer_directly(
                 **spent,
             },
         )
-    answer = reply or direct_reply(cast(Route, state.route), state.question, history)
+    answer = reply or direct_reply(cast(Route, state.route), state.question, history, runtime.context.history_turns)
     return {
         "answer": answer,
         "status": "direct",

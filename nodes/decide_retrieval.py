@@ -1,7 +1,9 @@
 """decide_retrieval: start a turn, and decide whether it needs the knowledge base (Self-RAG's Retrieve).
 
-The chat model's decision is a suggestion. A message the rules know needs no documents (a greeting, arithmetic,
-the conversation) is answered directly; any other message the model would answer directly is retrieved all the same
+The chat model's decision is a suggestion. A question about the conversation itself ("what was my first question?",
+"我刚才问了什么？") is answered directly from the conversation without asking the model, in a thread with earlier
+questions too (it is never condensed into a search); a greeting or arithmetic the model does not send to retrieval
+is answered directly; any other message the model would answer directly is retrieved all the same
 when the knowledge base matches it (the offline evaluator's best score reaches ``lower_threshold``), so no model can
 answer a question of the documents from its own memory.
 """
@@ -90,7 +92,8 @@ def decide_retrieval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             SystemMessage(pick(DECIDE_SYSTEM, question)),
             HumanMessage(pick(DECIDE_USER, question).format(history=history_text(history), question=question)),
         ],
-        wanted=rule != "empty",
+        # A question about the conversation needs no documents, whatever a model says: it is not asked.
+        wanted=rule not in ("empty", "conversation"),
         offline="rules",
         starts_turn=True,
     )

@@ -48,14 +48,38 @@ ARITHMETIC = {
     "zh": "{expression} = {value}",
 }
 
-PREVIOUS_QUESTION = {
-    "en": "Your previous question was: {question}",
-    "zh": "你上一个问题是：{question}",
+# Questions about the conversation (selfcrag.heuristics.conversation): the earlier questions or answers asked for.
+# "kept": the thread holds as many turns as it keeps (history_turns), so older ones may be forgotten.
+QUESTIONS_RECALLED = {
+    "last": {"en": "Your previous question was: {text}", "zh": "你上一个问题是：{text}"},
+    "first": {"en": "Your first question was: {text}", "zh": "你的第一个问题是：{text}"},
+    "nth": {"en": "Your question {n} was: {text}", "zh": "你的第 {n} 个问题是：{text}"},
+    "all": {"en": "Your questions so far:\n{text}", "zh": "你到目前为止问过的问题：\n{text}"},
+    "beyond": {
+        "en": "There is no question {n}: you have asked {count} so far:\n{text}",
+        "zh": "没有第 {n} 个问题：你到目前为止问了 {count} 个：\n{text}",
+    },
+    "kept": {
+        "en": "This conversation keeps its last {turns} questions only, so older ones may be forgotten. "
+        "The questions kept, oldest first:\n{text}",
+        "zh": "本次对话只保留最近 {turns} 个问题，更早的可能已被忘记。保留的问题（从早到晚）：\n{text}",
+    },
 }
 
-PREVIOUS_ANSWER = {
-    "en": "My previous answer was: {answer}",
-    "zh": "我上一次的回答是：{answer}",
+ANSWERS_RECALLED = {
+    "last": {"en": "My previous answer was: {text}", "zh": "我上一次的回答是：{text}"},
+    "first": {"en": "My first answer was: {text}", "zh": "我的第一个回答是：{text}"},
+    "nth": {"en": "My answer {n} was: {text}", "zh": "我的第 {n} 个回答是：{text}"},
+    "all": {"en": "My answers so far:\n{text}", "zh": "我到目前为止的回答：\n{text}"},
+    "beyond": {
+        "en": "There is no answer {n}: I have answered {count} so far:\n{text}",
+        "zh": "没有第 {n} 个回答：我到目前为止回答了 {count} 个：\n{text}",
+    },
+    "kept": {
+        "en": "This conversation keeps its last {turns} turns only, so older ones may be forgotten. "
+        "The answers kept, oldest first:\n{text}",
+        "zh": "本次对话只保留最近 {turns} 轮，更早的可能已被忘记。保留的回答（从早到晚）：\n{text}",
+    },
 }
 
 NO_HISTORY = {

@@ -8,5 +8,6 @@ They decide alone when no chat model is configured, and stand in for one when it
 * :mod:`selfcrag.heuristics.rewriter`: keyword and pseudo-relevance-feedback query rewriting;
 * :mod:`selfcrag.heuristics.answerer`: the extractive, cited answer;
 * :mod:`selfcrag.heuristics.support`: the support check of answer sentences against their sources;
-* :mod:`selfcrag.heuristics.decider`: the rules for messages that need no retrieval.
+* :mod:`selfcrag.heuristics.decider`: the rules for messages that need no retrieval;
+* :mod:`selfcrag.heuristics.conversation`: questions about the conversation itself, answered from its record.
 """

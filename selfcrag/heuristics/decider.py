@@ -2,7 +2,7 @@
 
 Rules, not guesses: a message is answered directly only when the whole of it
 is a greeting or thanks, an arithmetic expression, or a question about the
-conversation itself. Anything else goes to retrieval, where the evaluator
+conversation itself (:mod:`selfcrag.heuristics.conversation`). Anything else goes to retrieval, where the evaluator
 decides whether the knowledge base can answer it.
 
 A chat model may judge a message the rules would retrieve to need no documents
@@ -21,8 +21,9 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage
 
+from selfcrag.heuristics.conversation import ConversationQuestion, conversation_question, recall
 from selfcrag.heuristics.evaluator import OfflineEvaluator, standings
 from selfcrag.index.tokenize import detect_language
 from selfcrag.prompts import replies
@@ -37,12 +38,6 @@ _GREETING = re.compile(
 _THANKS = re.compile(
     r"^(?:thanks|thank you|thx|cheers|great|ok|okay|bye|goodbye|谢谢|多谢|感谢|好的|再见|拜拜)"
     r"(?: (?:a lot|very much|so much))?(?:你|您)?$"
-)
-_CONVERSATION = re.compile(
-    r"\bwhat (?:did|was) (?:i|my) (?:just |last |previous )?(?:ask|question)|\bmy (?:last|previous) question\b|"
-    r"\bwhat did you (?:just )?(?:say|answer)|\byour (?:last|previous) answer\b|\brepeat (?:that|your answer)\b|"
-    r"我(?:刚才|之前|上一个|上次)(?:问|说)了?什么|上一个问题|你(?:刚才|上次)(?:说|回答)了?什么|重复一下",
-    re.IGNORECASE,
 )
 _ARITHMETIC_FILLER = re.compile(
     r"^(?:what(?:'s| is)|calculate|compute|how much is|请问|请计算|计算|算一下)?\s*(.*?)\s*"
@@ -83,7 +78,7 @@ def classify_message(message: str) -> Route:
         return "thanks"
     if arithmetic_expression(message) is not None:
         return "arithmetic"
-    if _CONVERSATION.search(message):
+    if conversation_question(message) is not None:
         return "conversation"
     return "retrieve"
 
@@ -175,13 +170,14 @@ def evaluate(expression: str) -> float | int | None:
     return round(value, 10) if isinstance(value, float) else value
 
 
-def direct_reply(route: Route, message: str, history: Sequence[AnyMessage]) -> str:
+def direct_reply(route: Route, message: str, history: Sequence[AnyMessage], kept_turns: int) -> str:
     """Write the offline reply to a message that needs no retrieval.
 
     Args:
         route: From :func:`classify_message`.
         message: The user's message.
         history: Earlier messages of the conversation (without this one).
+        kept_turns: Earlier turns a thread keeps (``history_turns``), for a question about the conversation.
 
     Returns:
         The reply, in the message's language.
@@ -196,12 +192,5 @@ def direct_reply(route: Route, message: str, history: Sequence[AnyMessage]) -> s
     if route == "arithmetic":
         expression = arithmetic_expression(message) or ""
         return replies.ARITHMETIC[language].format(expression=expression.replace("**", "^"), value=evaluate(expression))
-    asks_answer = re.search(r"\bsay|answer|说|回答", message, re.IGNORECASE) is not None
-    kind = AIMessage if asks_answer else HumanMessage
-    earlier = [m for m in history if isinstance(m, kind)]
-    if not earlier:
-        return replies.NO_HISTORY[language]
-    text = earlier[-1].text
-    if asks_answer:
-        return replies.PREVIOUS_ANSWER[language].format(answer=text)
-    return replies.PREVIOUS_QUESTION[language].format(question=text)
+    asked = conversation_question(message) or ConversationQuestion("question", "last")
+    return recall(asked, message, history, kept_turns)
