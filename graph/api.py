@@ -59,6 +59,7 @@ class Citation:
         n: The marker number in the answer (``[n]``).
         source: Path of the source file (absolute: the document's id).
         path: The file as people find it: relative to the folder ingested (``docs/a/README.md``).
+        also: The other files of the same text, named the same way: identical copies, indexed once under ``path``.
         place: The pages, slides, sheet rows or lines it stands on (see :class:`selfcrag.spans.PlaceRange`);
             None for a format without them (HTML), or from an index written before they were kept.
         where: The place said for people: ``p. 6 (printed 3)``, ``slide 4``, ``sheet Releases, row 12``,
@@ -74,6 +75,7 @@ class Citation:
     n: int
     source: str
     path: str
+    also: tuple[str, ...]
     place: PlaceRange | None = field(hash=False)  # a dict: the citation stays hashable by its other fields
     where: str
     link: str
@@ -90,6 +92,7 @@ class Citation:
             n=data["n"],
             source=data["source"],
             path=data.get("path") or Path(data["source"]).name,
+            also=tuple(data.get("also", ())),
             place=data.get("place"),
             where=data.get("where", ""),
             link=data.get("link") or data.get("path") or Path(data["source"]).name,

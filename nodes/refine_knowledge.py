@@ -93,7 +93,7 @@ def refine_knowledge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 n=len(knowledge) + 1,
                 doc_id=passage["doc_id"],
                 source=passage["source"],
-                **located(passage["path"], join_places([s.place for s in strips])),
+                **located(passage["path"], join_places([s.place for s in strips]), passage["also"]),
                 title=passage["title"],
                 section=list(strips[0].section),
                 first=strips[0].position,

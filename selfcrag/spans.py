@@ -10,8 +10,9 @@ print them. This module sits below retrieval, the graph, the heuristics, the
 prompts and the citation code, which all read and write these types.
 
 Every span also says where to look in the original (:class:`Located`): the file
-as it was named when ingested, and the pages, slide, sheet rows or lines it
-stands on (:class:`PlaceRange`), described for people and as a link.
+as it was named when ingested (and its identical copies), and the pages, slide,
+sheet rows or lines it stands on (:class:`PlaceRange`), described for people
+and as a link.
 """
 
 from __future__ import annotations
@@ -42,13 +43,16 @@ class Located(TypedDict):
     """Where a span is, for people to find it.
 
     ``path`` is the file as ingested: its path relative to the folder named to ``selfcrag ingest``
-    (``docs/a/README.md``). ``place`` is what it stands on (None in a format without pages or lines, such as
-    HTML, and in an index written before places were kept). ``where`` says it ("p. 6 (printed 3)",
-    "pp. 6–7", "slide 4", "sheet Releases, rows 12–14", "lines 12–14"; empty without a place) and ``link``
-    is a form to open: ``docs/guide.pdf#page=6``, ``docs/guide.md:12``, or the path alone.
+    (``docs/a/README.md``); ``also`` the other files of the same text (identical copies, indexed once under the
+    first found), named the same way, so that a person finds every file the words stand in. ``place`` is what it
+    stands on (None in a format without pages or lines, such as HTML, and in an index written before places were
+    kept). ``where`` says it ("p. 6 (printed 3)", "pp. 6–7", "slide 4", "sheet Releases, rows 12–14",
+    "lines 12–14"; empty without a place) and ``link`` is a form to open: ``docs/guide.pdf#page=6``,
+    ``docs/guide.md:12``, or the path alone.
     """
 
     path: str
+    also: list[str]
     place: PlaceRange | None
     where: str
     link: str
@@ -234,14 +238,28 @@ def place_link(path: str, place: PlaceRange | None) -> str:
     return path
 
 
-def located(path: str, place: PlaceRange | None) -> Located:
-    """Where a span is, for people: its path, its place, and both said and linked.
+def located(path: str, place: PlaceRange | None, also: Sequence[str] = ()) -> Located:
+    """Where a span is, for people: its path (and its identical copies'), its place, and both said and linked.
 
     Args:
         path: The file, as shown.
         place: Where in it (None: unknown).
+        also: The other files of the same text, as shown.
 
     Returns:
         The fields every span carries (see :class:`Located`).
     """
-    return Located(path=path, place=place, where=describe_place(place), link=place_link(path, place))
+    return Located(path=path, also=list(also), place=place, where=describe_place(place), link=place_link(path, place))
+
+
+def named_paths(path: str, also: Sequence[str]) -> str:
+    """A span's file as people read it: its path, and its identical copies' when there are any.
+
+    Args:
+        path: The file, as shown.
+        also: The other files of the same text.
+
+    Returns:
+        ``docs/README.md``, or ``docs/README.md (also: copy/README.md, old/README.md)``.
+    """
+    return f"{path} (also: {', '.join(also)})" if also else path

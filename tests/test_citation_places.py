@@ -276,6 +276,47 @@ def test_two_readmes_in_different_folders_are_told_apart(tmp_path: Path) -> None
     assert sorted(shown) == ["b/README.md", "docs/a/README.md"]
 
 
+# An identical copy of a README in another folder: indexed once, under the first path found ("copy" sorts first).
+README = "# Kettle driver\n\nInstall the kettle driver with pip before first use.\n"
+README_PATHS = ["copy/README.md", "docs/README.md"]
+DRIVER_QUESTION = "How do I install the kettle driver?"
+
+
+@pytest.fixture(scope="module")
+def copies_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding one README at two paths, ingested by ``selfcrag ingest``; the folder it ran in."""
+    work = tmp_path_factory.mktemp("copies")
+    write(work / "kb", dict.fromkeys(README_PATHS, README))
+    run = selfcrag("ingest", "kb", "--data-dir", "index", cwd=work)
+    assert run.returncode == 0, run.stderr
+    return work
+
+
+def test_an_answers_citation_of_identical_files_names_every_path_in_json(copies_index: Path) -> None:
+    answer = run_json("ask", DRIVER_QUESTION, "--data-dir", "index", cwd=copies_index)
+    citation = answer["citations"][0]
+    assert (citation["path"], citation["also"]) == ("copy/README.md", ["docs/README.md"])
+
+
+def test_the_sources_under_an_answer_name_every_path_of_identical_files(copies_index: Path) -> None:
+    run = selfcrag("ask", DRIVER_QUESTION, "--data-dir", "index", cwd=copies_index)
+    lines = run.stdout.splitlines()
+    sources = lines[lines.index("sources:") + 1 :]
+    assert sources[0].startswith("  [1] copy/README.md (also: docs/README.md) | "), run.stdout
+
+
+def test_search_names_every_path_of_identical_files(copies_index: Path) -> None:
+    found = run_json("search", DRIVER_QUESTION, "-k", "1", "--data-dir", "index", cwd=copies_index)
+    assert [[p["path"], *p["also"]] for p in found["passages"]] == [README_PATHS]
+    run = selfcrag("search", DRIVER_QUESTION, "-k", "1", "--data-dir", "index", cwd=copies_index)
+    assert run.stdout.startswith("[1] copy/README.md (also: docs/README.md) | Kettle driver | "), run.stdout
+
+
+def test_the_python_api_citation_names_every_path_of_identical_files(copies_index: Path) -> None:
+    citation = ask(DRIVER_QUESTION, data_dir=copies_index / "index").citations[0]
+    assert (citation.path, citation.also) == ("copy/README.md", ("docs/README.md",))
+
+
 # ---------------------------------------------------------------- an index from before places
 
 

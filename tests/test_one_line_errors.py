@@ -264,11 +264,17 @@ def reshape(path: Path, change: Callable[[dict[str, Any]], None], sql: str = "")
             connection.executescript(sql)
 
 
+# A citation of the shape a saved answer is read from, but its identical copies' paths are a number and a mapping.
+COPIES_NOT_PATHS = {
+    **{"n": 1, "source": "/kb/a.md", "title": "A", "section": ["A"], "first": 0, "last": 0, "quote": "One hour."},
+    "also": [5, {"path": "b.md"}],
+}
 SHAPES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "checkpoint-id-x": (lambda c: c.update(id="x"), "UPDATE checkpoints SET checkpoint_id = 'x';"),
     "messages-5": (lambda c: c["channel_values"].update(messages=5), ""),
     "channels-a-list": (lambda c: c.update(channel_values=[1, 2]), ""),
     "citation-lacking-keys": (lambda c: c["channel_values"].update(citations=[{"n": 1, "source": "a.md"}]), ""),
+    "citation-whose-copies-are-no-paths": (lambda c: c["channel_values"].update(citations=[COPIES_NOT_PATHS]), ""),
     "route-step-without-its-name": (lambda c: c["channel_values"].update(trace=[{"fallback": "timed out"}]), ""),
     "metadata-too-deep": (lambda c: None, f"UPDATE checkpoints SET metadata = '{DEEP}';"),
     "writes-table-of-another-shape": (lambda c: None, "DROP TABLE writes; CREATE TABLE writes (x);"),

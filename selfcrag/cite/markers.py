@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from selfcrag.spans import Citation, KnowledgeItem, located
+from selfcrag.spans import Citation, KnowledgeItem, located, named_paths
 
 _MARKER = re.compile(r"\s*\[(\d+)\]")
 # A sentence ends at . ! ? 。 ！ ？ ； (with closing quotes/brackets), or at a line break.
@@ -159,7 +159,7 @@ def build_citations(sentences: Sequence[CitedSentence], knowledge: Sequence[Know
         Citation(
             n=n,
             source=items[n]["source"],
-            **located(items[n]["path"], items[n]["place"]),
+            **located(items[n]["path"], items[n]["place"], items[n]["also"]),
             title=items[n]["title"],
             section=list(items[n]["section"]),
             first=items[n]["first"],
@@ -186,7 +186,16 @@ def section_path(section: Sequence[str], title: str) -> list[str]:
     return list(section[1:] if section and section[0] == title else section)
 
 
-def locate(source: str, section: Sequence[str], first: int, last: int, *, title: str, where: str = "") -> str:
+def locate(
+    source: str,
+    section: Sequence[str],
+    first: int,
+    last: int,
+    *,
+    title: str,
+    where: str = "",
+    also: Sequence[str] = (),
+) -> str:
     """Describe where a passage stands, for people: ``file › section (p. 6)``, or ``(sentences a–b)``.
 
     Args:
@@ -197,10 +206,11 @@ def locate(source: str, section: Sequence[str], first: int, last: int, *, title:
         title: The document's title (not repeated in the path).
         where: Its place in the original file (``p. 6 (printed 3)``, ``lines 12–14``); without one, the
             sentence numbers are said, from 1.
+        also: The other files of the same text: ``file (also: copy/file) › section (p. 6)``.
 
     Returns:
         The description.
     """
-    path = " › ".join([source, *section_path(section, title)])
+    path = " › ".join([named_paths(source, also), *section_path(section, title)])
     span = where or (f"sentence {first + 1}" if first == last else f"sentences {first + 1}–{last + 1}")
     return f"{path} ({span})"

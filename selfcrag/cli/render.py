@@ -26,6 +26,7 @@ from rich.text import Text
 
 from selfcrag.cli.app import end_process
 from selfcrag.cli.terminal import one_line, visible
+from selfcrag.spans import named_paths
 
 if TYPE_CHECKING:
     from selfcrag.graph.api import Answer, Citation
@@ -158,7 +159,9 @@ def section_of(citation: Citation) -> str:
     return one_line(" › ".join(section_path(citation.section, citation.title)) or citation.title or "-")
 
 
-def source_fields(path: str, section: str, where: str, link: str, first: int, last: int) -> list[str]:
+def source_fields(
+    path: str, section: str, where: str, link: str, first: int, last: int, also: Sequence[str] = ()
+) -> list[str]:
     """The columns that say where a source is, for a line of text.
 
     Args:
@@ -168,12 +171,14 @@ def source_fields(path: str, section: str, where: str, link: str, first: int, la
         link: A form to open it at its place.
         first: First sentence position, from 0 (said when there is no place).
         last: Last sentence position (inclusive).
+        also: The other files of the same text (identical copies), named after the file.
 
     Returns:
         File, section, place (or sentences), and the form to open when it says more than the file's path:
-        ``docs/guide.pdf``, ``2 Install``, ``p. 6 (printed 3)``, ``docs/guide.pdf#page=6``.
+        ``docs/guide.pdf``, ``2 Install``, ``p. 6 (printed 3)``, ``docs/guide.pdf#page=6``; the file reads
+        ``docs/README.md (also: copy/README.md)`` when it has copies.
     """
-    fields = [one_line(path), section, one_line(where or sentence_label(first, last))]
+    fields = [one_line(named_paths(path, also)), section, one_line(where or sentence_label(first, last))]
     return [*fields, one_line(link)] if link and link != path else fields
 
 
@@ -189,7 +194,7 @@ def print_sources_table(console: Console, citations: Sequence[Citation]) -> None
     if not console.is_terminal:
         console.print("sources:", markup=False)
         for c in citations:
-            fields = source_fields(c.path, section_of(c), c.where, c.link, c.first, c.last)
+            fields = source_fields(c.path, section_of(c), c.where, c.link, c.first, c.last, c.also)
             console.print(f"  [{c.n}] " + " | ".join(fields), markup=False, soft_wrap=True)
         return
     linked = any(c.link != c.path for c in citations)
@@ -209,7 +214,7 @@ def print_sources_table(console: Console, citations: Sequence[Citation]) -> None
     for c in citations:
         where = one_line(c.where) if c.where else sentence_label(c.first, c.last)
         opened = [one_line(c.link) if c.link != c.path else ""] if linked else []
-        table.add_row(f"[{c.n}]", one_line(c.path), section_of(c), where, *opened)
+        table.add_row(f"[{c.n}]", one_line(named_paths(c.path, c.also)), section_of(c), where, *opened)
     console.print(table)
 
 
@@ -355,7 +360,7 @@ def print_passages(console: Console, answer: Answer) -> None:
         return
     wrap = console.is_terminal
     for c in passages:
-        where = locate(c.path, c.section, c.first, c.last, title=c.title, where=c.where)
+        where = locate(c.path, c.section, c.first, c.last, title=c.title, where=c.where, also=c.also)
         console.print(Text(f"[{c.n}] {one_line(where)}", style="bold"), soft_wrap=not wrap)
         console.print(Text(visible(c.quote.strip())), soft_wrap=not wrap)
         console.print()

@@ -59,7 +59,13 @@ def search(
         )
         # File, section, page or lines, and the form to open it there: `docs/guide.pdf#page=6`, `docs/a.md:12`.
         fields = source_fields(
-            passage["path"], one_line(where), passage["where"], passage["link"], passage["first"], passage["last"]
+            passage["path"],
+            one_line(where),
+            passage["where"],
+            passage["link"],
+            passage["first"],
+            passage["last"],
+            passage["also"],
         )
         # File names, headings and text come from the user's documents: printed as text, never as markup or
         # escape sequences.

@@ -266,7 +266,11 @@ def _passage(index: SentenceSource, doc: _Document, span: _Span, query: str) -> 
         id=passage_id(text),
         doc_id=span.doc_id,
         source=first.source,
-        **located(first.path or Path(first.source).name, join_places([s.place for s in sentences])),
+        **located(
+            first.path or Path(first.source).name,
+            join_places([s.place for s in sentences]),
+            entry.also if entry is not None else (),
+        ),
         title=entry.title if entry is not None else "",
         section=list(first.section),
         first=span.lo,
