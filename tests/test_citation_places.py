@@ -244,9 +244,21 @@ def test_a_sheet_row_is_cited_by_its_sheet_and_row(placed_retriever: Retriever) 
 def test_a_sheets_name_stands_on_none_of_its_rows(placed_index: Path) -> None:
     context = Context(data_dir=str(placed_index), top_k=1)
     with Retriever(context.settings(), context.search_config()) as retriever:
-        passage = top(retriever, "Which version is codename Stretch?")
-    # The whole sheet, its name included: its first row to its last, none of the sheet before it.
+        passage = top(retriever, "archived releases")
+    # The sheet's name found, and the sheet with it: its first row to its last, none of the sheet before it.
     assert passage["text"].startswith("## Archive") and passage["where"] == "sheet Archive, rows 2–3"
+
+
+def test_a_sheet_row_is_shown_and_cited_alone_not_with_the_rows_around_it(placed_index: Path) -> None:
+    # The usual windows and growth to a section: a row is one record, its neighbours are other records.
+    context = Context(data_dir=str(placed_index), top_k=3)
+    with Retriever(context.settings(), context.search_config()) as retriever:
+        passages = retriever.search("Which version is codename Bullseye?").passages
+    assert (passages[0]["text"], passages[0]["where"]) == (
+        "version 11, codename Bullseye, release 2021-08-14",
+        "sheet Releases, row 13",
+    )
+    assert all("Bullseye" not in p["text"] for p in passages[1:])  # the row is shown once
 
 
 def test_search_json_gives_a_pdf_passages_page_with_its_label(placed_index: Path, tmp_path: Path) -> None:
@@ -255,6 +267,57 @@ def test_search_json_gives_a_pdf_passages_page_with_its_label(placed_index: Path
     )
     place = found["passages"][0]["place"]
     assert (place["kind"], place["first"], place["last"], place["first_label"]) == ("page", 6, 6, "3")
+
+
+RELEASES = [
+    ("Version", "Codename", "Release"),
+    (9, "Stretch", "2017-06-17"),
+    (10, "Buster", "2019-07-06"),
+    (11, "Bullseye", "2021-08-14"),
+    (12, "Bookworm", "2023-06-10"),
+]
+OFFICES_CSV = "city,phone\nLyon,+33 4 72 10 33 90\n成都,+86 28 8888 6666\nOsaka,+81 6 6345 1200\n"
+
+
+@pytest.fixture(scope="module")
+def workbook_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workbook written by openpyxl (sheet "Releases") and a CSV file, ingested by ``selfcrag ingest``."""
+    import openpyxl
+
+    work = tmp_path_factory.mktemp("workbook")
+    (work / "kb").mkdir()
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Releases"
+    for row in RELEASES:
+        sheet.append(row)
+    book.save(work / "kb" / "debian.xlsx")
+    (work / "kb" / "offices.csv").write_text(OFFICES_CSV, encoding="utf-8")
+    run = selfcrag("ingest", "kb", "--data-dir", "index", cwd=work)
+    assert run.returncode == 0, run.stderr
+    return work
+
+
+def test_search_shows_a_workbook_row_alone_cited_by_its_sheet_and_row(workbook_index: Path) -> None:
+    found = run_json("search", "When did Debian Bullseye come out?", "--data-dir", "index", cwd=workbook_index)
+    passage = found["passages"][0]
+    assert (passage["text"], passage["where"]) == (
+        "Version: 11; Codename: Bullseye; Release: 2021-08-14",
+        "sheet Releases, row 4",
+    )
+
+
+def test_an_answer_cites_a_workbook_row_by_its_row_alone(workbook_index: Path) -> None:
+    answer = run_json("ask", "When did Debian Bullseye come out?", "--data-dir", "index", cwd=workbook_index)
+    citation = next(c for c in answer["citations"] if "2021-08-14" in c["quote"])
+    assert citation["where"] == "sheet Releases, row 4" and "Buster" not in citation["quote"]
+
+
+def test_an_answer_cites_a_csv_row_by_its_row_alone(workbook_index: Path) -> None:
+    answer = run_json("ask", "成都办公室的电话是多少？", "--data-dir", "index", cwd=workbook_index)
+    citation = next(c for c in answer["citations"] if "+86 28 8888 6666" in c["quote"])
+    assert (citation["path"], citation["where"]) == ("offices.csv", "row 3")
 
 
 # ---------------------------------------------------------------- files of the same name

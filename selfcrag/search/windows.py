@@ -13,6 +13,11 @@ it is among its document's lowest ``breaks`` per cent starts a new topic: the
 stretch of a section between two such sentences (a *part*) then stands where
 the section stood. Windows stop at its ends, merging never crosses one, and a
 part that the windows mostly cover is returned whole.
+
+A sheet's row (a sentence standing on a ``row`` place: a row of a workbook or
+CSV file, which carries its column headers) is one unit: a hit there is shown
+and cited as its row alone, never widened to the rows around it, merged with
+them or grown to its sheet. Neighbouring rows are other records, not context.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class _Span:
     lo: int
     hi: int
     hits: list[SentenceHit] = field(default_factory=list)
+    row: bool = False  # a sheet's row: kept as it is (see the module's docstring)
 
 
 class _Document:
@@ -109,6 +115,23 @@ class _Document:
             hi += 1
         return lo, hi
 
+    def on_a_row(self, position: int) -> bool:
+        """Whether a sentence stands on a sheet's row."""
+        place = self.at(position).place
+        return place is not None and place["kind"] == "row"
+
+    def row_around(self, position: int, max_chars: int) -> tuple[int, int]:
+        """The sentences of the row a sentence stands on (a cell may hold several), as far as ``max_chars`` allows."""
+        section_lo, section_hi = self.section_bounds(position)
+        self.load(max(section_lo, position - 2), min(section_hi, position + 2))
+        place = self.at(position).place
+        lo = hi = position
+        while lo > section_lo and self.at(lo - 1).place == place and self.chars(lo - 1, hi) <= max_chars:
+            lo -= 1
+        while hi < section_hi and self.at(hi + 1).place == place and self.chars(lo, hi + 1) <= max_chars:
+            hi += 1
+        return lo, hi
+
     def window(self, position: int, size: int, max_chars: int) -> tuple[int, int]:
         section_lo, section_hi = self.section_bounds(position)
         lo, hi = max(section_lo, position - size), min(section_hi, position + size)
@@ -139,7 +162,8 @@ def expand_windows(
     """Turn ranked sentence hits into at most ``top_k`` merged passages.
 
     Sentences are fetched from the index by position (computed point ids):
-    only the windows' neighbourhoods are read, never a whole document.
+    only the windows' neighbourhoods are read, never a whole document. A hit
+    on a sheet's row is its row alone.
 
     Args:
         index: Where the sentences are (the open index, or an in-memory one).
@@ -162,16 +186,29 @@ def expand_windows(
         doc_id, position = hit["doc_id"], hit["position"]
         doc = documents.get(doc_id) or documents.setdefault(doc_id, _Document(index, doc_id, breaks))
         sentence = doc.at(position)
-        lo, hi = doc.window(position, window, max_chars)
-        span, lo, hi = _merge_into(spans, doc, doc_id, sentence.section_index, lo, hi, hit, position, max_chars)
-        if span is None:
-            spans.append(_Span(doc_id, sentence.section_index, lo, hi, [hit]))
+        if doc.on_a_row(position):
+            _add_row(spans, doc, sentence.section_index, hit, max_chars)
+        else:
+            lo, hi = doc.window(position, window, max_chars)
+            span, lo, hi = _merge_into(spans, doc, doc_id, sentence.section_index, lo, hi, hit, position, max_chars)
+            if span is None:
+                spans.append(_Span(doc_id, sentence.section_index, lo, hi, [hit]))
         if len(spans) >= top_k:
             break
     for span in spans:
         _grow_to_section(span, documents[span.doc_id], max_chars, section_ratio)
     spans = _join_neighbours(spans, documents, max_chars)
     return [_passage(index, documents[s.doc_id], s, query) for s in spans]
+
+
+def _add_row(spans: list[_Span], doc: _Document, section_index: int, hit: SentenceHit, max_chars: int) -> None:
+    """Add a hit on a sheet's row: its row as a span of its own, or a hit more of the span that shows the row."""
+    lo, hi = doc.row_around(hit["position"], max_chars)
+    shown = next((s for s in spans if s.doc_id == doc.doc_id and s.lo <= hi and lo <= s.hi), None)
+    if shown is not None:  # the row is shown already (by another of its sentences, or by its sheet name's window)
+        shown.hits.append(hit)
+    else:
+        spans.append(_Span(doc.doc_id, section_index, lo, hi, [hit], row=True))
 
 
 def _merge_into(
@@ -204,7 +241,7 @@ def _merge_into(
         else:
             hi = min(hi, span.lo - 1)
     for span in [home] if home else same:
-        if lo > span.hi + 1 or hi < span.lo - 1:
+        if lo > span.hi + 1 or hi < span.lo - 1 or span.row:
             continue
         new_lo, new_hi = min(lo, span.lo), max(hi, span.hi)
         if doc.chars(new_lo, new_hi) <= max_chars and doc.one_part(new_lo, new_hi):
@@ -219,6 +256,8 @@ def _merge_into(
 
 def _grow_to_section(span: _Span, doc: _Document, max_chars: int, ratio: float) -> None:
     """Return the whole section (or part, with semantic boundaries) when the span covers most of it and it fits."""
+    if span.row:
+        return
     part = doc.part_around(span.lo, span.hi, max_chars)
     if part is not None and (span.hi - span.lo + 1) / (part[1] - part[0] + 1) >= ratio:
         span.lo, span.hi = part
@@ -228,21 +267,27 @@ def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_ch
     """Join spans of one section that overlap or touch, while the union fits the cap.
 
     Growth after a span was made (more hits, auto-merging to the section) can
-    bring two spans together; the earlier, better one absorbs the later.
+    bring two spans together; the earlier, better one absorbs the later. A
+    sheet's row joins no other span, unless one grown to its sheet shows it too.
     """
     kept: list[_Span] = []
     for span in spans:
         for other in kept:
-            if (
-                other.doc_id == span.doc_id
-                and other.section_index == span.section_index
-                and span.lo <= other.hi + 1
-                and span.hi >= other.lo - 1
-                and documents[span.doc_id].chars(min(other.lo, span.lo), max(other.hi, span.hi)) <= max_chars
-                and documents[span.doc_id].one_part(min(other.lo, span.lo), max(other.hi, span.hi))
-            ):
+            if other.doc_id != span.doc_id or other.section_index != span.section_index:
+                continue
+            if other.row or span.row:
+                joined = span.lo <= other.hi and span.hi >= other.lo  # shown by both: once
+            else:
+                joined = (
+                    span.lo <= other.hi + 1
+                    and span.hi >= other.lo - 1
+                    and documents[span.doc_id].chars(min(other.lo, span.lo), max(other.hi, span.hi)) <= max_chars
+                    and documents[span.doc_id].one_part(min(other.lo, span.lo), max(other.hi, span.hi))
+                )
+            if joined:
                 other.lo, other.hi = min(other.lo, span.lo), max(other.hi, span.hi)
                 other.hits.extend(span.hits)
+                other.row = other.row and span.row
                 break
         else:
             kept.append(span)
