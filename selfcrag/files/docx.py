@@ -16,11 +16,10 @@ images and external links stay unloaded relationships.
 from __future__ import annotations
 
 import io
-import re
 from typing import TYPE_CHECKING
 
 from selfcrag.files.containers import library_errors, open_zip
-from selfcrag.files.outline import MarkdownOutline
+from selfcrag.files.outline import MarkdownOutline, style_heading_level
 from selfcrag.files.tables import is_header_row, row_line
 
 if TYPE_CHECKING:
@@ -33,7 +32,6 @@ __all__ = ["read_docx"]
 
 _KIND = "Word document"
 _MACRO_DOCUMENT = "application/vnd.ms-word.document.macroEnabled.main+xml"
-_HEADING_STYLE = re.compile(r"(?:heading|标题)\s*(\d)", re.IGNORECASE)
 _MAX_NESTING = 20  # tables in table cells, and base styles of styles, followed this deep at most
 
 
@@ -135,11 +133,9 @@ def _meaning(style: ParagraphStyle | None) -> tuple[int, bool]:
         if style is None:
             break
         name = style.name or ""
-        if name.lower() == "title":
-            return -1, False
-        match = _HEADING_STYLE.fullmatch(name)
-        if match and match.group(1) != "0":
-            return int(match.group(1)), False
+        level = style_heading_level(name)
+        if level is not None:
+            return level or -1, False  # 0: the title
         properties = style.element.pPr
         if properties is not None:
             if properties.outlineLvl is not None and properties.outlineLvl.val < 9:

@@ -14,10 +14,12 @@ import re
 
 from selfcrag.split.sentences import closes_fence, is_markdown_structure, join_wrapped_lines, opens_fence
 
-__all__ = ["MarkdownOutline", "plain_text"]
+__all__ = ["MarkdownOutline", "plain_text", "style_heading_level"]
 
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _BACKTICKS = re.compile(r"`+")
+# A word processor's heading style: Word's "Heading 2" ("heading 2" in its RTF), WPS's "标题 2".
+_HEADING_STYLE = re.compile(r"(?:heading|标题)\s*([1-9])", re.IGNORECASE)
 
 
 class MarkdownOutline:
@@ -85,6 +87,22 @@ class MarkdownOutline:
     def text(self) -> str:
         """The document: its blocks separated by blank lines (empty when it had no text)."""
         return "\n\n".join(self.blocks)
+
+
+def style_heading_level(name: str) -> int | None:
+    """What a paragraph style's name makes its paragraphs: a heading of some level, the title, or neither.
+
+    Args:
+        name: The style's name, as a word processor writes it (``Heading 2``, ``heading 2``, ``标题 2``, ``Title``).
+
+    Returns:
+        The heading level (1 to 9), 0 for the document's title, None for any other style.
+    """
+    name = name.strip()
+    if name.lower() == "title":
+        return 0
+    heading = _HEADING_STYLE.fullmatch(name)
+    return int(heading.group(1)) if heading else None
 
 
 def plain_text(text: str) -> str:

@@ -1,4 +1,4 @@
-"""An RTF document as text, through striprtf, each of its paragraphs a paragraph.
+r"""An RTF document as text, through striprtf, each of its paragraphs a paragraph.
 
 striprtf is a small pure-Python reader of RTF's control words, kept up to date
 (it handles Unicode escapes, code pages and the font table's charsets). Two of its
@@ -10,16 +10,25 @@ file's bytes, and no text), the font table is rewritten to the font numbers and
 charsets striprtf reads from it, and a field group is spelt so that its hyperlink
 pattern never starts (the link's shown text is kept; its address is not). What
 remains is bounded by :data:`MAX_RTF_CHARS`. Nothing in a document is run or fetched.
+
+striprtf gives the text but not the paragraphs' styles, so headings are found here, in one
+pass over the control words: a paragraph whose style the stylesheet names ``heading N``
+(or gives an outline level), or that has an ``\outlinelevelN`` of its own, is a heading of
+level N (a ``Title`` paragraph is the document's title, and the headings stand under it).
+A mark striprtf carries through as text is put at such a paragraph's end, and the line it
+ends is written as a ``#`` heading, so every sentence gets its section path. The pass keeps
+no more than :data:`_MAX_DEPTH` nested groups' state, whatever the nesting of the input.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 
 from striprtf.striprtf import rtf_to_text
 
 from selfcrag.files.containers import UnreadableDocument
-from selfcrag.files.outline import MarkdownOutline
+from selfcrag.files.outline import MarkdownOutline, style_heading_level
 
 __all__ = ["MAX_RTF_CHARS", "read_rtf"]
 
@@ -34,6 +43,28 @@ _GROUP_TOKEN = re.compile(r"\\bin(\d{1,9}) ?|\\[{}\\]|[{}]")
 _FONT_TABLE = re.compile(r"\{(?:\\\*)?\\fonttbl(?![a-zA-Z])")
 _FONT_NUMBER = re.compile(r"\\f(\d{1,6})(?![a-zA-Z])")
 _FONT_CHARSET = re.compile(r"\\fcharset(\d{1,3})(?![a-zA-Z])")
+
+# A heading paragraph's end is marked with U+FDD0 + its level (U+FDD0: the title) for striprtf to carry into its
+# text: Unicode keeps these noncharacters for a program's own use, so no document's text holds them.
+_MARK_BASE = 0xFDD0
+_MARKS = re.compile("[\ufdd0-\ufdd9]")
+_TITLE = 0
+_BODY = -1  # ``\outlinelevel9``: body text, whatever the style says
+_MAX_DEPTH = 256  # groups nested deeper than this keep their parent's paragraph style
+_MAX_STYLES = 10_000
+_MAX_BASED_ON = 20  # a style's base styles followed this deep at most
+_STYLESHEET = re.compile(r"\{(?:\\\*)?\\stylesheet(?![a-zA-Z])")
+_STYLE_NUMBER = re.compile(r"\\s(\d{1,5})(?![a-zA-Z0-9])")
+_OUTLINE_LEVEL = re.compile(r"\\outlinelevel(\d{1,3})(?![a-zA-Z0-9])")
+_BASED_ON = re.compile(r"\\sbasedon(\d{1,5})(?![a-zA-Z0-9])")
+_ANSI_CODEPAGE = re.compile(r"\\ansicpg(\d{1,5})(?![a-zA-Z0-9])")
+# In a style's name: runs of \'xx bytes (decoded together: one GBK character is two), \uN, other control words.
+_HEX_RUN = re.compile(r"(?:\\'[0-9a-fA-F]{2})+")
+_UNICODE = re.compile(r"\\u(-?\d{1,6}) ?(?:\\'[0-9a-fA-F]{2}|\?)?")
+_CONTROL = re.compile(r"\\[a-zA-Z]{1,32}(?:-?\d{1,10})? ?|\\[^a-zA-Z]|[{}]")
+# What the pass over the body reads: binary data (skipped by its length), the control words of a paragraph's style
+# and end, escaped braces and backslashes (no group), and braces. Other control words are passed over unread.
+_BODY_TOKEN = re.compile(r"\\bin(\d{1,9}) ?|\\(pard|par|s|outlinelevel)(-?\d{1,10})?(?![a-zA-Z])|\\[{}\\]|[{}]")
 
 
 def read_rtf(data: bytes) -> str:
@@ -58,16 +89,148 @@ def read_rtf(data: bytes) -> str:
     if not source.lstrip().startswith("{\\rtf"):
         raise UnreadableDocument("not an RTF document (no {\\rtf header)")
     source = _with_plain_font_table(_without_payloads(source)).replace("{\\field{", "{\\field {")
+    source = _with_heading_marks(source, _heading_styles(source))
     if len(source) > MAX_RTF_CHARS:
         raise UnreadableDocument(f"RTF document holds more than {MAX_RTF_CHARS:,} characters of text and markup")
     try:
         text = rtf_to_text(source, errors="replace")
     except Exception:  # striprtf raises what its parsing meets (a bad \u number, a bad \bin length)
         raise UnreadableDocument("corrupt or unreadable RTF document") from None
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    levels = [_line_level(line) for line in lines]
+    under_title = _TITLE in levels  # under a title, a "heading 1" is a level-2 heading
     outline = MarkdownOutline()
-    for paragraph in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        outline.paragraph(paragraph)  # an empty one is left out
+    for line, level in zip(lines, levels, strict=True):
+        text = _MARKS.sub("", line)
+        if level is None:
+            outline.paragraph(text)  # an empty one is left out
+        else:
+            outline.heading(level + under_title if level else 1, text)
     return outline.text()
+
+
+def _line_level(line: str) -> int | None:
+    """The heading level a line of striprtf's text was marked with (0: the title), or None."""
+    marks = _MARKS.findall(line)
+    return ord(marks[-1]) - _MARK_BASE if marks else None
+
+
+def _heading_styles(source: str) -> dict[int, int]:
+    """The paragraph styles of the stylesheet that make headings: style number to level (0: the title).
+
+    A style is a heading by its name (``heading 2``, as Word writes even a localised style's name, or ``标题 2``),
+    its outline level, or its base style's.
+    """
+    found = _STYLESHEET.search(source)
+    if found is None:
+        return {}
+    end = _group_end(source, found.start())
+    codepage = _codepage(source)
+    own: dict[int, int | None] = {}
+    based_on: dict[int, int] = {}
+    position = found.end()
+    for _ in range(_MAX_STYLES):
+        start = source.find("{", position, end)
+        if start < 0:
+            break
+        position = _group_end(source, start)
+        entry = source[start:position]
+        if entry.startswith("{\\*"):
+            continue  # a character, section or table style: no paragraph is of it
+        number = _STYLE_NUMBER.search(entry)
+        style = int(number.group(1)) if number else 0  # Word leaves out the \s0 of "Normal"
+        own[style] = _style_level(entry, codepage)
+        if (base := _BASED_ON.search(entry)) is not None:
+            based_on[style] = int(base.group(1))
+    levels: dict[int, int] = {}
+    for style in own:
+        current: int | None = style
+        for _ in range(_MAX_BASED_ON):
+            if current is None or current not in own:
+                break
+            if (level := own[current]) is not None:
+                if level != _BODY:
+                    levels[style] = level
+                break
+            current = based_on.get(current)
+    return levels
+
+
+def _style_level(entry: str, codepage: str) -> int | None:
+    """What one stylesheet entry makes its paragraphs: a heading level, the title, body text, or None (its base's)."""
+    outline = _OUTLINE_LEVEL.search(entry)
+    if outline is not None:
+        return int(outline.group(1)) + 1 if int(outline.group(1)) < 9 else _BODY
+    for name in _style_name(entry, codepage).split(","):  # "heading 1,h1": a name and its aliases
+        if (level := style_heading_level(name)) is not None:
+            return level  # 0: the title
+    return None
+
+
+def _style_name(entry: str, codepage: str) -> str:
+    r"""A stylesheet entry's name: its text up to the ``;``, ``\'xx`` and ``\uN`` decoded."""
+    # \uN first: the \'xx after one is its stand-in for readers without Unicode, not a character of its own.
+    text = _UNICODE.sub(lambda escape: chr(int(escape.group(1)) % 0x10000), entry)
+    text = _HEX_RUN.sub(lambda run: bytes.fromhex(run.group().replace("\\'", "")).decode(codepage, "replace"), text)
+    return _CONTROL.sub("", text).split(";")[0].strip()
+
+
+def _codepage(source: str) -> str:
+    r"""The document's ANSI code page (``\ansicpg936``), as a codec name; Windows-1252 when it names none known."""
+    found = _ANSI_CODEPAGE.search(source, 0, 4096)
+    name = f"cp{found.group(1)}" if found else "cp1252"
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return "cp1252"
+    return name
+
+
+def _with_heading_marks(source: str, styles: dict[int, int]) -> str:
+    r"""The document with a mark (see ``_MARK_BASE``) before the ``\par`` that ends each heading paragraph.
+
+    A paragraph's style (``\sN``) and outline level are paragraph properties: ``\pard`` resets them, and a
+    group's end restores its parent's (kept for :data:`_MAX_DEPTH` groups; deeper ones change nothing).
+    """
+    if not styles and "\\outlinelevel" not in source:
+        return source
+    pieces: list[str] = []
+    copied = 0
+    style: int | None = None  # the heading level of the paragraph's style
+    outline: int | None = None  # its own outline level
+    stack: list[tuple[int | None, int | None]] = []
+    too_deep = 0
+    position = 0
+    while (token := _BODY_TOKEN.search(source, position)) is not None:
+        position = token.end()
+        if token.group(1) is not None:
+            position += int(token.group(1))  # binary data: its bytes may be braces or backslashes
+        elif token.group() == "{":
+            if len(stack) < _MAX_DEPTH:
+                stack.append((style, outline))
+            else:
+                too_deep += 1
+        elif token.group() == "}":
+            if too_deep:
+                too_deep -= 1
+            elif stack:
+                style, outline = stack.pop()
+        elif too_deep or token.group(2) is None:
+            continue
+        elif token.group(2) == "pard":
+            style, outline = None, None
+        elif token.group(2) == "s" and token.group(3) is not None:
+            style = styles.get(int(token.group(3)))
+        elif token.group(2) == "outlinelevel" and token.group(3) is not None:
+            outline = int(token.group(3)) + 1 if 0 <= int(token.group(3)) < 9 else _BODY
+        elif token.group(2) == "par":
+            level = outline if outline is not None else style
+            if level is not None and level != _BODY:
+                pieces.append(source[copied : token.start()])
+                pieces.append(f"{{\\uc0\\u{_MARK_BASE + level - 0x10000}}}")  # RTF writes \uN as a signed 16-bit number
+                copied = token.start()
+    pieces.append(source[copied:])
+    return "".join(pieces)
 
 
 def _without_payloads(source: str) -> str:
