@@ -272,6 +272,13 @@ class Context:
         allowed=Allowed(),
         kind=Quantization,
     )
+    publish_every: int = knob(
+        300,
+        "Seconds after which a long ingest publishes the documents it has finished, so searches answer from them "
+        "meanwhile; 0 publishes only at the end.",
+        env="SELFCRAG_PUBLISH_EVERY",
+        allowed=Allowed(low=0, high=10**7),
+    )
 
     # Search.
     top_k: int = knob(5, "Contexts retrieved per search.", env="SELFCRAG_TOP_K", allowed=Allowed(low=1, high=100))
@@ -553,6 +560,7 @@ class Context:
             qdrant_replicas=self.qdrant_replicas,
             qdrant_on_disk=self.qdrant_vectors == "disk",
             qdrant_quantization=self.qdrant_quantization,
+            publish_every=self.publish_every,
         )
 
     def search_config(self, **changes: Any) -> RetrievalConfig:

@@ -70,6 +70,7 @@ class Settings:
         qdrant_on_disk: Keep original vectors on disk (memory-mapped); on a server the quantized
             ones stay in RAM (the embedded engine memory-maps them too).
         qdrant_quantization: ``int8`` (scalar quantization, rescored) or ``none``.
+        publish_every: Seconds after which a long ingest publishes what it has finished; 0: only at the end.
     """
 
     data_dir: Path
@@ -85,3 +86,4 @@ class Settings:
     qdrant_replicas: int = 1
     qdrant_on_disk: bool = True
     qdrant_quantization: str = "int8"
+    publish_every: float = 300.0

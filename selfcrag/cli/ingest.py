@@ -115,7 +115,9 @@ def _ingest(
         f"({summary.added} added, {summary.updated} updated, {summary.unchanged} unchanged, "
         f"{summary.removed} removed{f', {summary.repaired} repaired' if summary.repaired else ''}"
         f"{f', {summary.identical} identical to another (indexed once)' if summary.identical else ''}; "
-        f"{summary.embedded} sentences embedded) in {summary.seconds:.1f} s{rate}",
+        f"{summary.embedded} sentences embedded"
+        f"{f', {summary.recalled} kept from an interrupted ingest' if summary.recalled else ''}) "
+        f"in {summary.seconds:.1f} s{rate}",
         markup=False,
     )
     for path, encoding in summary.encodings:

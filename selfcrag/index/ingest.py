@@ -9,8 +9,10 @@ collection, damaged files) are read again from their files and re-embedded,
 and data that cannot be trusted is rebuilt from the documents.
 The new generation becomes current with one atomic rename of a pointer file;
 a run with nothing to change publishes nothing, and a failed or killed ingest
-leaves the previous one in use. A full disk is one line, and the unfinished
-generation is removed.
+leaves the previous one in use, and the vectors it computed: the next run
+embeds only what is left (:mod:`selfcrag.index.kept_vectors`). A long run
+publishes the documents it has finished every ``settings.publish_every``
+seconds. A full disk is one line, and the unfinished generation is removed.
 
 With a chat model (``propositions``), the documents read also get their
 propositions (:mod:`selfcrag.index.propositions`), within a bound on model
@@ -86,6 +88,8 @@ class IngestSummary:
         sentences: Sentences in the index after the run.
         propositions: Propositions in the index after the run.
         embedded: Sentences (and propositions) embedded by this run.
+        recalled: Sentences whose vectors an interrupted ingest had computed: not embedded again.
+        published_along: Generations published before the end, each with the documents finished by then.
         seconds: Wall time of the run.
         embed_seconds: Time spent inside the embedding model.
         notes: What the run found and fixed (a damaged or missing index, an older format).
@@ -104,6 +108,8 @@ class IngestSummary:
     sentences: int = 0
     propositions: int = 0
     embedded: int = 0
+    recalled: int = 0
+    published_along: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -330,6 +336,7 @@ def ingest(
     propositions: Propositions | None = None,
     embedder: Embedder | None = None,
     follow_links: bool = False,
+    clock: Callable[[], float] = time.monotonic,
 ) -> IngestSummary:
     """Index files and folders into the data directory.
 
@@ -344,6 +351,7 @@ def ingest(
             already (:func:`~selfcrag.index.remembered.with_sample_vectors`); default: that model itself.
         follow_links: Follow links inside the folders given that lead out of them (by default they are skipped,
             and files are read without following a link put in their path since they were found).
+        clock: Times the publishes along the way (``settings.publish_every``); tests move their own.
 
     Returns:
         What was done, including the files skipped and why.
@@ -362,7 +370,7 @@ def ingest(
     bar = IngestProgress(progress, sizes)
     if embedder is None:
         embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
-    with _writing(settings), open_writer(settings, embedder, on_wait=on_wait, progress=bar) as writer:
+    with _writing(settings), open_writer(settings, embedder, on_wait=on_wait, progress=bar, clock=clock) as writer:
         bar.start()
         _remove_legacy(settings.data_dir, summary.notes)
         if writer.report.rebuilt:
@@ -387,7 +395,9 @@ def ingest(
             else:
                 summary.propositions += entry.sentence_count
         writer.commit()
-        summary.embedded = writer.report.embedded
+        summary.embedded = writer.report.embedded - writer.report.recalled
+        summary.recalled = writer.report.recalled
+        summary.published_along = writer.report.published_along
         summary.embed_seconds = writer.report.embed_seconds
     summary.seconds = time.perf_counter() - began
     return summary

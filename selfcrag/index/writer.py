@@ -34,6 +34,7 @@ from selfcrag.files.loaders import Place
 from selfcrag.index import generations
 from selfcrag.index.checks import find_damage
 from selfcrag.index.embed import Embedder
+from selfcrag.index.kept_vectors import KeptVectors, kept_vectors_file
 from selfcrag.index.manifest import (
     INDEXING_VERSION,
     MANIFEST_FILE,
@@ -218,21 +219,25 @@ class WriteReport:
     Attributes:
         repaired: Documents whose points were missing and must be indexed again.
         rebuilt: Why the index is started anew (its data was unreadable, gone, or of another model).
-        embedded: Sentences embedded.
+        embedded: Sentences given vectors: embedded, or recalled.
+        recalled: Sentences whose vectors an interrupted run had computed (:mod:`selfcrag.index.kept_vectors`).
         embed_seconds: Time inside the embedding model.
         reweighted: Sparse vectors re-weighted for a new average length.
         rederived: Sentences whose semantic boundaries were measured again from their stored vectors.
         published: A new generation was published (False when nothing changed).
+        published_along: Generations published along the way, each with the documents finished by then.
         deleted_generations: Old generations removed.
     """
 
     repaired: list[DocumentEntry] = field(default_factory=list)
     rebuilt: str | None = None
     embedded: int = 0
+    recalled: int = 0
     embed_seconds: float = 0.0
     reweighted: int = 0
     rederived: int = 0
     published: bool = False
+    published_along: int = 0
     deleted_generations: list[str] = field(default_factory=list)
 
 
@@ -250,6 +255,9 @@ class IndexWriter:
         options: How the collection is built.
         on_wait: Told when this writer waits for another one.
         progress: Called as ``progress(phase, done, total)``.
+        publish_every: Seconds after which what is finished is published along the way (see
+            :meth:`publish_finished`), checked as each batch is written; None: only at :meth:`commit`.
+        clock: Seconds on a clock that only moves forward (tests move their own).
     """
 
     def __init__(
@@ -261,6 +269,8 @@ class IndexWriter:
         options: IndexOptions | None = None,
         on_wait: Callable[[str], None] | None = None,
         progress: ProgressCallback | None = None,
+        publish_every: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.data_dir = data_dir
         self.root = generations.index_root(data_dir)
@@ -269,7 +279,12 @@ class IndexWriter:
         self.options = options or IndexOptions()
         self.on_wait = on_wait
         self.progress = progress
+        self.publish_every = publish_every
+        self.clock = clock
+        self._last_publish = clock()
         self.report = WriteReport()
+        # Every vector computed is kept until it is published, so a killed run's work is not lost.
+        self._kept = KeptVectors(embedder, kept_vectors_file(self.root))
         self._pending: list[tuple[StoredSentence, list[str]]] = []
         # Documents embedded by this run: their boundaries are measured as they are embedded.
         self._embedded_documents: set[str] = set()
@@ -410,8 +425,13 @@ class IndexWriter:
                 mirror_shard(current / SHARD_DIR, self.tmp / SHARD_DIR, for_writer=True)
                 self._close_parts()
                 self.store = EdgeStore(self.tmp / SHARD_DIR, options=self.options)
-            elif self.manifest is not None:
-                self.manifest.close()  # the server's collection is written in place
+            else:
+                if self.manifest is not None:
+                    self.manifest.close()  # the server's collection is written in place
+                if self.store is None:  # closed by a publish along the way
+                    self.store = ServerStore(
+                        self.server.client, self.server.collection, self.embedder.dim, self.options
+                    )
             self.manifest = Manifest(self.tmp / MANIFEST_FILE, writable=True)
         manifest = self.manifest
         manifest.set_meta(embedder=self.embedder.name, dim=self.embedder.dim, tokenizer=TOKENIZER_VERSION, k1=K1, b=B)
@@ -523,6 +543,10 @@ class IndexWriter:
         self._pending.extend(zip(document.sentences, document.tokens, strict=True))
         if len(self._pending) >= FLUSH_SENTENCES:
             self._flush()
+            # Only here, after a batch: when publishing along the way splits no batch, the batches (and so the
+            # vectors) are those of a run that did not, and of a run resumed after a kill.
+            if self.publish_every is not None and self.clock() - self._last_publish >= self.publish_every:
+                self.publish_finished()
 
     def files(self, doc_id: str | None = None) -> list[IndexedFile]:
         """The files read as a document, its own first and then its identical copies (all files when None)."""
@@ -699,10 +723,11 @@ class IndexWriter:
         # order: a document's boundaries need all its vectors, and it is never split between two flushes.
         order = sorted(range(len(batch)), key=lambda i: len(batch[i][0].text))
         vectors = np.zeros((len(batch), self.embedder.dim), dtype=np.float32)
+        recalled = self._kept.recalled
         for start in range(0, len(order), size):
             chunk = order[start : start + size]
             began = time.perf_counter()
-            vectors[chunk] = self.embedder.embed_passages([batch[i][0].searchable() for i in chunk])
+            vectors[chunk] = self._kept.embed_passages([batch[i][0].searchable() for i in chunk])
             self.report.embed_seconds += time.perf_counter() - began
             if self.progress:  # within the batch too: one large document is a batch of its own (issue 20, item 8)
                 done = self.report.embedded + start + len(chunk)
@@ -717,6 +742,7 @@ class IndexWriter:
             self.store.upsert(points)
             self.report.embedded += len(points)
             self._since_optimize += len(points)
+        self.report.recalled += self._kept.recalled - recalled
         self.manifest.add_document_frequencies(counts)
         self._optimize_in_parts()
 
@@ -816,13 +842,32 @@ class IndexWriter:
             self._close_parts()
             self.report.deleted_generations = generations.sweep(self.root)
             return self._current
-        assert self.manifest is not None and self.store is not None
+        return self._publish(final=True)
+
+    def publish_finished(self) -> None:
+        """Publish the documents written so far, and go on writing the next generation from them.
+
+        Searches answer from them meanwhile. Each document published is whole: its sentences were embedded
+        and written together (none waits when this is called after a batch). BM25's average length stays the
+        one the run started with until :meth:`commit` re-weights, and the engine builds its search graph over
+        the new points then (or every :data:`OPTIMIZE_EVERY` points): a search meanwhile scores them all.
+        """
+        self.update_boundaries()
+        if self.tmp is None:
+            return
+        self._publish(final=False)
+        self.report.published_along += 1
+        self.start_next_generation()
+
+    def _publish(self, *, final: bool) -> str:
+        """Flush, close and publish the generation being written; returns its name."""
+        assert self.tmp is not None and self.manifest is not None and self.store is not None
         self._flush()
         sentences, terms = self.manifest.totals()
         actual = terms / sentences if sentences else 0.0
         used = self._avg_length()
         limit = REWEIGHT_DRIFT if sentences <= REWEIGHT_MAX else REWEIGHT_DRIFT_LARGE
-        if sentences and used > 0 and abs(actual - used) / actual > limit:
+        if final and sentences and used > 0 and abs(actual - used) / actual > limit:
             if self.progress:
                 self.progress("re-weighting", 0, sentences)
             self._reweight_all(used, actual)
@@ -832,16 +877,21 @@ class IndexWriter:
         self.manifest.db.execute("DELETE FROM term_df WHERE df <= 0")
         self.manifest.set_meta(points=sentences)
         self.manifest.commit()
-        if self.progress:
-            self.progress("optimizing", 0, 0)
-        self.store.optimize()
+        if final:
+            if self.progress:
+                self.progress("optimizing", 0, 0)
+            self.store.optimize()
         self.store.flush()
         self._close_parts()
         name = generations.publish(self.root, self.tmp)
         self.tmp = None
         self._current = name
+        self._start_empty = False
+        self._last_publish = self.clock()
         self.report.published = True
-        self.report.deleted_generations = generations.sweep(self.root)
+        self.report.deleted_generations += generations.sweep(self.root)
+        # Published: nothing kept is needed any more.
+        self._kept.discard()
         return name
 
     def _close_parts(self) -> None:
@@ -857,6 +907,7 @@ class IndexWriter:
 
     def _abandon(self) -> None:
         try:
+            self._kept.close()  # what it holds is for the next run
             self._close_parts()
         except EngineError:
             pass  # closing after a failure must not hide it
