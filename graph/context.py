@@ -346,8 +346,9 @@ class Context:
     )
     answer_margin: float = knob(
         0.20,
-        "Offline only: how far the quoted sentence's score must stand above every other sentence retrieved for "
-        "the answer to be given as answered (higher: answer less, more surely).",
+        "Offline only: how far the quoted sentence's score must stand above every sentence retrieved that says "
+        "something else (one stating the same fact confirms it) for the answer to be given as answered (higher: "
+        "answer less, more surely).",
         env="SELFCRAG_ANSWER_MARGIN",
         allowed=SCORE,
     )

@@ -49,8 +49,8 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     finds a quote in its source but cannot read whether it answers, an
     extractive answer (one the chat model did not write) whose best quoted strip is not close in meaning to the question
     (``answer_similarity``), does not hold most of its words
-    (``answer_coverage``) or is not clearly above the other strips retrieved
-    (``answer_margin``) is ``unconfirmed``: it is shown as the closest
+    (``answer_coverage``) or is not clearly above the strips retrieved that say something else
+    (``answer_margin``; a strip stating the same fact confirms it) is ``unconfirmed``: it is shown as the closest
     evidence, not as an answer.
 
     Args:
@@ -105,7 +105,7 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if offline and written_offline and verdict != "unsupported":
         # Offline, a quote is found in its source, not read: it is given as an answer only on strong evidence, a
         # sentence close in meaning to the question, holding its words, and clearly better than anything else found.
-        evidence = quoted_evidence(kept, state.knowledge)
+        evidence = quoted_evidence(kept, state.knowledge, question)
         details["evidence"] = {"dense": evidence.dense, "coverage": evidence.coverage, "margin": evidence.margin}
         details["quoted"] = sorted({n for sentence in kept for n in sentence.cites})
         if (

@@ -22,11 +22,15 @@ from selfcrag.heuristics.excerpts import quotes
 from selfcrag.heuristics.strips import strip_at, strip_vectors
 from selfcrag.index.tokenize import tokenize
 from selfcrag.search.retriever import Retriever
-from selfcrag.spans import KnowledgeItem
+from selfcrag.spans import KnowledgeItem, Strip
 from selfcrag.split.sentences import join_wrapped_lines
 
 TERM_OVERLAP = 0.6
 COSINE = 0.9
+# Two sentences state the same fact when most answer words (not the question's) of the shorter are the other's;
+# chosen on the calibration halves with the answer thresholds (docs/results.md). Fewer words than this tell nothing.
+SAME_FACT_OVERLAP = 0.6
+SAME_FACT_MIN_TERMS = 2
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _SPACE = re.compile(r"\s+")
 
@@ -136,7 +140,7 @@ class QuotedEvidence:
         score: The evaluator's score of the best strip quoted.
         dense: That strip's meaning's closeness to the question (0 unrelated, 1 a restatement).
         coverage: The share of the question's words it holds (IDF-weighted, with its title and headings).
-        margin: How far its score stands above the best other strip of the knowledge.
+        margin: How far its score stands above the best strip of the knowledge that says something else.
     """
 
     score: float
@@ -145,17 +149,22 @@ class QuotedEvidence:
     margin: float
 
 
-def quoted_evidence(sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem]) -> QuotedEvidence:
-    """Measure the evidence of an answer by the best strip it quotes, against the knowledge's other strips.
+def quoted_evidence(
+    sentences: Sequence[CitedSentence], knowledge: Sequence[KnowledgeItem], question: str
+) -> QuotedEvidence:
+    """Measure the evidence of an answer by the best strip it quotes, against the strips that say something else.
 
     A verbatim quote shows only that the text is in the documents; whether it
     answers the question is read, offline, from the strip quoted: close in
     meaning to the question, holding its words, and clearly better than
-    anything else retrieved.
+    anything else retrieved. A strip that states the same fact (see
+    :func:`states_the_same`), or that the answer quotes too without giving
+    other values, confirms the answer: it is no rival for the margin.
 
     Args:
         sentences: The answer sentences kept.
         knowledge: The numbered knowledge items, their strips scored.
+        question: The question, whose own words and numbers say nothing about which fact a strip states.
 
     Returns:
         The evidence (all 0 when no strip is quoted).
@@ -173,5 +182,55 @@ def quoted_evidence(sentences: Sequence[CitedSentence], knowledge: Sequence[Know
     if not quoted:
         return QuotedEvidence(0.0, 0.0, 0.0, 0.0)
     best = max(quoted, key=lambda s: s["score"])
-    rival = max((s["score"] for s in strips if s["text"] != best["text"]), default=0.0)
+    said_too = {s["text"] for s in quoted}
+
+    def says_something_else(strip: Strip) -> bool:
+        if strip["text"] in said_too:
+            # Quoted around the answer, a sentence is part of it, unless it gives other values: two answers.
+            return _other_values(best["text"], strip["text"], question)
+        return not states_the_same(best["text"], strip["text"], question)
+
+    rival = max((s["score"] for s in strips if says_something_else(s)), default=0.0)
     return QuotedEvidence(best["score"], best["dense"], best["coverage"], round(best["score"] - rival, 4))
+
+
+def states_the_same(first: str, second: str, question: str) -> bool:
+    """Tell, without reading them, whether two sentences state the same fact in answer to a question.
+
+    They do when one holds the other; when both give values (numbers the
+    question does not hold), when the values are the same ("the default
+    compression level is -6", "the default compression level (-6)");
+    otherwise when most of the shorter one's answer words (those the question
+    does not hold) are the other's too. Sentence vectors cannot tell: the
+    offline embedder puts any two Chinese sentences of one manual at a
+    cosine of about 0.95, related or not.
+
+    Args:
+        first: A sentence.
+        second: Another sentence.
+        question: The question both were retrieved for.
+
+    Returns:
+        True when they agree.
+    """
+    one, other = _normal(first), _normal(second)
+    if one in other or other in one:
+        return True
+    values = _values(one, question), _values(other, question)
+    if values[0] and values[1]:
+        return values[0] == values[1]
+    asked_terms = set(tokenize(question))
+    answers = set(tokenize(one)) - asked_terms, set(tokenize(other)) - asked_terms
+    shorter = min(len(answers[0]), len(answers[1]))
+    return shorter >= SAME_FACT_MIN_TERMS and len(answers[0] & answers[1]) / shorter >= SAME_FACT_OVERLAP
+
+
+def _values(text: str, question: str) -> set[str]:
+    """The numbers a sentence gives that the question does not hold: its answer, when a value is asked for."""
+    return set(_NUMBER.findall(text)) - set(_NUMBER.findall(question))
+
+
+def _other_values(first: str, second: str, question: str) -> bool:
+    """Tell whether two sentences both give values, and not the same ones."""
+    values = _values(first, question), _values(second, question)
+    return bool(values[0] and values[1]) and values[0] != values[1]
