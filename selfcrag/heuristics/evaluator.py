@@ -18,6 +18,10 @@ Every score is a weighted mean of signals in [0, 1], all defined here:
 * standing (passages only): its place among the passages its query found,
   by fused score, and whether a retriever ranked one of its sentences first.
 
+Apart from these scores, :meth:`OfflineEvaluator.topic` tells whether what was retrieved is about the question
+at all: a passage's score ranks it among what one search found (its standing lifts the best passage found for
+any question), so it cannot tell a question the documents are about from one they are not.
+
 Meaning weighs more than shared words: a question worded with synonyms
 shares few words with its answer. A heading counts for half: it names a topic but answers nothing. A passage
 scores by its best strip, plus the coverage of all its sentences and headings
@@ -30,6 +34,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from selfcrag.cite.markers import defuse_markers
 from selfcrag.heuristics.background import BACKGROUND_SENTENCES, CACHE_DIR, remembered_background
@@ -56,6 +62,9 @@ PASSAGE_WEIGHTS = {"best_strip": 0.62, "coverage": 0.08, "agreement": 0.08, "sta
 HEADING_FACTOR = 0.5
 # A question asking for a value (a duration, an amount) is not answered by a sentence holding no number.
 NO_VALUE_FACTOR = 0.8
+# Sentences either side of a passage whose mean meaning is what the passage is about: the whole of a short
+# document, a section's worth of a long one (the calibration sets' documents are short).
+TOPIC_REACH = 20
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,22 @@ class StripSignals:
     phrase: float
     dense: float
     answer_type: float | None
+
+
+@dataclass(frozen=True)
+class Topic:
+    """How near what was retrieved comes to a question's topic.
+
+    Attributes:
+        document: The highest cosine of the question with the mean vector of the text around a passage (its
+            document, up to ``TOPIC_REACH`` sentences either side): what the passage is about, which an unrelated
+            question's nearest sentence does not share with it.
+        sentence: The highest closeness in meaning of a passage's sentence to the question (0 unrelated, 1 a
+            restatement: the evaluator's ``dense`` signal).
+    """
+
+    document: float
+    sentence: float
 
 
 def strip_signals(profile: QuestionProfile, text: str, setting: str, cosine: float) -> StripSignals:
@@ -252,6 +277,54 @@ class OfflineEvaluator:
             score_strip(signals, strip.kind)
             for strip, signals in zip(strips, self.measure_strips(profile, strips), strict=True)
         ]
+
+    def score_texts(self, profile: QuestionProfile, texts: Sequence[str]) -> list[float]:
+        """Score texts that are not sentences of the index (the lines of a long sentence), embedded afresh.
+
+        Args:
+            profile: The question.
+            texts: The texts.
+
+        Returns:
+            One score per text, on the scale of :meth:`score_strips`.
+        """
+        if not texts:
+            return []
+        cosines = self.retriever.embedder.embed_passages(list(texts)) @ profile.vector
+        return [
+            score_strip(strip_signals(profile, text, "", float(cosine)), "text")
+            for text, cosine in zip(texts, cosines, strict=True)
+        ]
+
+    def topic(self, profile: QuestionProfile, passages: Sequence[Passage]) -> Topic:
+        """Measure how near retrieved passages come to a question's topic (see :class:`Topic`).
+
+        A search always finds something: the nearest sentences of documents about something else score like
+        a paraphrased answer's, one sentence at a time. The text around them does not: a question is near the
+        mean meaning of a document about it, and far from one about something else.
+
+        Args:
+            profile: The question.
+            passages: Passages retrieved from the retriever's index.
+
+        Returns:
+            The closest any passage comes; 0 for both when none is indexed any more.
+        """
+        document = sentence = 0.0
+        for doc_id, first, last in dict.fromkeys((p["doc_id"], p["first"], p["last"]) for p in passages):
+            entry = self.index.document(doc_id)
+            if entry is None or entry.sentence_count == 0:
+                continue
+            start, end = max(first - TOPIC_REACH, 0), min(last + TOPIC_REACH, entry.sentence_count - 1)
+            vectors = self.retriever.sentence_vectors([(doc_id, p) for p in range(start, end + 1)])
+            mean = vectors.mean(axis=0)
+            norm = float(np.linalg.norm(mean))
+            if norm > 0:
+                document = max(document, float(mean @ profile.vector) / norm)
+            own = vectors[max(first - start, 0) : last - start + 1] @ profile.vector
+            if len(own):
+                sentence = max(sentence, profile.dense(float(own.max())))
+        return Topic(document=document, sentence=sentence)
 
     def score_passage(self, profile: QuestionProfile, passage: Passage, standing: int = 1) -> float:
         """Score a retrieved passage (CRAG's retrieval evaluator).

@@ -7,14 +7,19 @@ answer ranks them (:func:`~selfcrag.heuristics.answerer.answer_weight`: never a 
 table-of-contents line or a restatement of the question; no code either), by the evaluator's score plus twice
 their meaning (``dense``), which finds paraphrased answers. Budgets and weights were chosen on the calibration
 halves of zh-dev, en-dev and the paraphrase set (docs/results.md).
+
+What a person can use (issue 36): a FAQ's question line is shown with the lines that answer it, up to the next
+question; a sentence too long for what is left of the budget (an option list read as one sentence) is cut to
+its part that best answers and the parts around it rather than dropped; and what only a rewritten query found
+is shown after what the question itself found.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from selfcrag.heuristics.answerer import answer_weight
-from selfcrag.heuristics.excerpts import APART, Excerpt, grow
+from selfcrag.heuristics.excerpts import APART, Excerpt, cut_around_best, grow, is_question_line, sentence_parts
 from selfcrag.heuristics.signals import QuestionProfile
 from selfcrag.spans import KnowledgeItem, Strip
 
@@ -41,12 +46,17 @@ def closest_evidence(
     max_sentences: int,
     max_chars: int,
     first: Collection[tuple[str, int]] = (),
+    later: Collection[int] = (),
+    score_parts: Callable[[Sequence[str]], list[float]] | None = None,
 ) -> list[Excerpt]:
     """Choose the excerpts that come closest to answering the question.
 
     The best sentences are chosen first: the best always, the second when the two fit ``PAIR_CHARS`` (or the
-    budget, when larger), more as long as they fit the budget, up to ``max_sentences``. What is left of the budget
-    then goes to their neighbours, one sentence at a time on either side.
+    budget, when larger), more as long as they fit the budget, up to ``max_sentences``. A FAQ's question line is
+    shown at once with the lines that answer it, up to the next question, as far as the budget goes; a sentence
+    that does not fit is cut to its best part and the parts around it, when ``score_parts`` can tell which part
+    is best (one of the two best only). What is left of the budget then goes to their neighbours, one sentence at
+    a time on either side.
 
     Args:
         items: Knowledge items whose strips carry the evaluator's scores.
@@ -57,18 +67,24 @@ def closest_evidence(
         first: Sentences (document id, position) to show before the others: the table an unconfirmed answer
             quoted a row of, its key named by the question (a match the ranking, by the whole table's
             meaning, cannot see).
+        later: Knowledge items (their ``n``) that only a rewritten query found: their excerpts are shown after
+            the others, whose passages the question itself found.
+        score_parts: Scores parts of a sentence against the question (how well each answers it).
 
     Returns:
-        The excerpts, best first; empty when no strip can answer anything.
+        The excerpts, best first (those of ``later`` items after the others); empty when no strip can answer
+        anything.
     """
     ranked = sorted(
         (
-            ((item["doc_id"], strip["position"]) in first, rank, -order, -strip["position"], item, strip)
+            # A sentence two passages hold (overlapping windows) is taken from the one the question itself found.
+            ((item["doc_id"], strip["position"]) in first, rank, item["n"] not in later, -order, -strip["position"])
+            + (item, strip)
             for order, item in enumerate(items)
             for strip in item["strips"]
             if (rank := _rank(strip, profile)) > 0
         ),
-        key=lambda c: c[:4],
+        key=lambda c: c[:5],
         reverse=True,
     )
     chosen: list[Excerpt] = []
@@ -78,11 +94,24 @@ def closest_evidence(
         if len(chosen) >= max_sentences:
             break
         limit = max_chars if len(chosen) >= 2 else max(max_chars, PAIR_CHARS)
-        if strip["text"] in shown or (chosen and used + len(strip["text"]) > limit):
+        if strip["text"] in shown:
             continue
-        chosen.append(Excerpt(item, [strip]))
+        if chosen and used + len(strip["text"]) > limit:
+            # One of the two best is cut to fit rather than dropped; past them, a whole sentence that fits is worth
+            # more than part of one (on the paraphrase set, a cut third sentence took the room of the answer).
+            cut = _cut_to_fit(strip, limit - used, score_parts) if len(chosen) < 2 else ""
+            if cut:
+                chosen.append(Excerpt(item, [strip], cut=cut))
+                shown.add(strip["text"])
+                used += len(cut)
+            continue
+        chosen.append(excerpt := Excerpt(item, [strip]))
         shown.add(strip["text"])
         used += len(strip["text"])
+        if is_question_line(strip["text"]):
+            # A FAQ's question tells nothing alone: its answer follows it, before other sentences take the budget.
+            while (added := grow(excerpt, False, max_chars - used, shown)) > 0:
+                used += added
     grown = True
     while grown:
         grown = False
@@ -91,19 +120,33 @@ def closest_evidence(
                 added = grow(excerpt, before, max_chars - used, shown)
                 used += added
                 grown = grown or added > 0
-    return _merge_adjacent(chosen)
+    merged = _merge_adjacent(chosen)
+    # What the question itself found first: a rewrite's passages supplement it (sorted() keeps the best first).
+    return sorted(merged, key=lambda excerpt: excerpt.item["n"] in later)
+
+
+def _cut_to_fit(strip: Strip, room: int, score_parts: Callable[[Sequence[str]], list[float]] | None) -> str:
+    """A sentence too long for the room left, cut to its best part and those around it; empty when it cannot be."""
+    if score_parts is None or strip["kind"] in APART:
+        return ""
+    parts = sentence_parts(strip["text"])
+    return cut_around_best(parts, score_parts(parts), room) if len(parts) > 1 else ""
 
 
 def _merge_adjacent(excerpts: list[Excerpt]) -> list[Excerpt]:
     """Join excerpts of one item that meet (one ends where the next begins), in the place of the better one.
 
     A table or code block stays an excerpt of its own, as :func:`~selfcrag.heuristics.excerpts.grow` keeps it:
-    it is shown as it is (a table as its matching rows), and a sentence joined to it would not be shown.
+    it is shown as it is (a table as its matching rows), and a sentence joined to it would not be shown. So do a
+    cut sentence, and a FAQ's question from the answer before it.
     """
     merged: list[Excerpt] = []
     for excerpt in excerpts:
         for kept in merged:
-            apart = any(strip["kind"] in APART for strip in (*kept.strips, *excerpt.strips))
+            apart = kept.cut or excerpt.cut or any(strip["kind"] in APART for strip in (*kept.strips, *excerpt.strips))
+            # A FAQ's question opens an item of its own: the answer before it belongs to the previous question.
+            following = excerpt if kept.last + 1 == excerpt.first else kept
+            apart = apart or is_question_line(following.strips[0]["text"])
             if (
                 not apart
                 and kept.item is excerpt.item

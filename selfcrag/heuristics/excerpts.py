@@ -18,6 +18,12 @@ from selfcrag.split.sentences import join_wrapped_lines
 APART = ("heading", "code", "table")
 # A sentence ending so asks the next question: an excerpt never grows forward into it.
 QUESTION_MARKS = ("?", "？")
+# A FAQ's question may be marked rather than end in a question mark ("Q: resetting the password", "问：…").
+_MARKED_QUESTION = re.compile(r"\s*(?:Q\d*|问题?\d*)\s*[:：]", re.IGNORECASE)
+# A numbered item of a list or FAQ: "3. How to get rid off annoying beeps…?", "4) …", "5、…".
+_ITEM_NUMBER = re.compile(r"\s*(\d{1,3})[.)、．]\s")
+# Where a one-line sentence may be cut: after a clause's comma or semicolon.
+_CLAUSE_END = re.compile(r"(?<=[,;，；、])\s*")
 
 
 @dataclass
@@ -31,6 +37,8 @@ class Excerpt:
 
     item: KnowledgeItem
     strips: list[Strip]
+    cut: str = ""
+    """When set, the part of a sentence too long for the budget that is shown (see :func:`cut_to_fit`)."""
 
     @property
     def first(self) -> int:
@@ -44,8 +52,38 @@ class Excerpt:
 
     @property
     def text(self) -> str:
-        """The sentences as the document has them (its own spacing between them), on one line."""
-        return excerpt_text(self.item, self.strips)
+        """The sentences as the document has them (its own spacing between them), on one line; or the cut shown."""
+        return self.cut or excerpt_text(self.item, self.strips)
+
+
+def is_question_line(text: str) -> bool:
+    """Tell whether a sentence asks a FAQ's question: it ends in a question mark, or is marked "Q:" or "问：".
+
+    Args:
+        text: A sentence.
+
+    Returns:
+        True for a question line.
+    """
+    return text.rstrip().endswith(QUESTION_MARKS) or _MARKED_QUESTION.match(text) is not None
+
+
+def opens_next_item(opening: str, sentence: str) -> bool:
+    """Tell whether a sentence opens the next item of a FAQ (its question, or the next number) after another's.
+
+    Args:
+        opening: The first sentence of the item read so far (its question, or a sentence of its answer).
+        sentence: A sentence after it.
+
+    Returns:
+        True when the sentence asks a question, or its number follows the opening's ("4." after "3.").
+    """
+    if is_question_line(sentence):
+        return True
+    begun = _ITEM_NUMBER.match(opening)
+    number = _ITEM_NUMBER.match(sentence)
+    # "4. bash doesn't display prompts correctly." follows item 3's answer without a question mark.
+    return begun is not None and number is not None and int(number[1]) == int(begun[1]) + 1
 
 
 def quotes(text: str, strip: Strip) -> bool:
@@ -101,19 +139,68 @@ def grow(excerpt: Excerpt, before: bool, budget: int, shown: set[str]) -> int:
     Returns:
         The characters added (0 when nothing was).
     """
-    if any(s["kind"] in APART for s in excerpt.strips):
-        return 0  # a table or code block is shown as it is, alone
+    if excerpt.cut or any(s["kind"] in APART for s in excerpt.strips):
+        return 0  # a table or code block is shown as it is, alone; a cut sentence has used its budget
     by_position = {s["position"]: s for s in excerpt.item["strips"]}
     neighbour = by_position.get(excerpt.first - 1 if before else excerpt.last + 1)
     if neighbour is None or neighbour["kind"] in APART or neighbour["text"] in shown:
         return 0
-    if not before and neighbour["text"].rstrip().endswith(QUESTION_MARKS):
-        return 0  # a question after the excerpt opens the next item of a FAQ ("6.2 唤醒没有反应怎么办？")
+    if not before and opens_next_item(excerpt.strips[0]["text"], neighbour["text"]):
+        return 0  # the next item of a FAQ ("6.2 唤醒没有反应怎么办？") is about something else
+    if before and is_question_line(excerpt.strips[0]["text"]):
+        return 0  # what stands before a FAQ's question is the previous item's answer
     if len(neighbour["text"]) > budget:
         return 0
     excerpt.strips.insert(0, neighbour) if before else excerpt.strips.append(neighbour)
     shown.add(neighbour["text"])
     return len(neighbour["text"])
+
+
+def sentence_parts(text: str) -> list[str]:
+    """The parts a sentence too long for the budget may be cut at: its lines, else its clauses.
+
+    Args:
+        text: A sentence.
+
+    Returns:
+        Its lines when it has several (an option list: "-c, --check checks the syntax only"), else its clauses.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) > 1:
+        return lines
+    return [part for part in _CLAUSE_END.split(text.strip()) if part]
+
+
+def cut_around_best(parts: Sequence[str], scores: Sequence[float], max_chars: int) -> str:
+    """Cut a sentence down to its best part and the parts around it, as many as fit.
+
+    Args:
+        parts: The sentence's parts (:func:`sentence_parts`), in order.
+        scores: How well each part answers the question.
+        max_chars: Characters the cut may have.
+
+    Returns:
+        The parts kept, on one line, with "…" where the sentence goes on; empty when even the best part does
+        not fit, or the sentence has a single part.
+    """
+    if len(parts) < 2:
+        return ""
+    best = max(range(len(parts)), key=lambda i: (scores[i], -i))
+    first = last = best
+    used = len(parts[best]) + 4  # the two "…" marks
+    if used > max_chars:
+        return ""
+    grown = True
+    while grown:
+        grown = False
+        # The part after first: an option's line, or a clause, is usually explained by what follows it.
+        for at in (last + 1, first - 1):
+            if 0 <= at < len(parts) and used + 1 + len(parts[at]) <= max_chars:
+                used += 1 + len(parts[at])
+                first, last = min(first, at), max(last, at)
+                grown = True
+    kept = join_wrapped_lines("\n".join(parts[first : last + 1]))
+    return ("… " if first > 0 else "") + kept + (" …" if last < len(parts) - 1 else "")
 
 
 def answer_excerpt(item: KnowledgeItem, strip: Strip, max_chars: int) -> Excerpt:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from selfcrag.heuristics.excerpts import APART, is_question_line, opens_next_item
 from selfcrag.index.points import StoredSentence, join_sentences
 from selfcrag.index.reader import SentenceSource
 from selfcrag.search.retriever import Retriever
@@ -70,6 +71,37 @@ def passage_strips(index: SentenceSource, doc_id: str, first: int, last: int) ->
     """
     found = index.sentences((doc_id, p) for p in range(max(first, 0), last + 1))
     return [found[key] for key in sorted(found, key=lambda k: k[1])]
+
+
+def faq_answer_after(index: SentenceSource, strips: Sequence[StoredSentence], max_chars: int) -> list[StoredSentence]:
+    """The sentences after a passage that answer the FAQ question it ends with, up to the next question.
+
+    A search hit on a FAQ's question ("3. How to get rid off annoying beeps for ambiguous completions?") finds
+    a window that often stops before the lines answering it.
+
+    Args:
+        index: The open index.
+        strips: The passage's strips, in document order.
+        max_chars: Characters read at most after the passage.
+
+    Returns:
+        The answer's sentences past the passage's end, in order; empty when the passage holds no question, or
+        its last question's answer ends within it.
+    """
+    asked = next((i for i in range(len(strips) - 1, -1, -1) if is_question_line(strips[i].text)), None)
+    if asked is None or any(s.kind in APART for s in strips[asked + 1 :]):
+        return []
+    question = strips[asked]
+    found: list[StoredSentence] = []
+    used = sum(len(s.text) for s in strips[asked:])
+    position = strips[-1].position + 1
+    while used < max_chars and (after := strip_at(index, question.doc_id, position)) is not None:
+        if after.kind in APART or after.section != question.section or opens_next_item(question.text, after.text):
+            break
+        found.append(after)
+        used += len(after.text)
+        position += 1
+    return found
 
 
 def is_lead_in(text: str) -> bool:
