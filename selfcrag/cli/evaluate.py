@@ -128,18 +128,40 @@ def evaluate(
             "--out", help="Write results.jsonl, results.md, chart.png and per-question answers into this folder."
         ),
     ] = None,
+    curve: Annotated[
+        bool,
+        typer.Option(
+            "--curve",
+            help="Also run the answers with the offline answer gates open (ungated) and show the risk-coverage "
+            "curve: per answered_right floor, the answer_similarity/coverage/margin that answer the most.",
+        ),
+    ] = False,
+    off_topic: Annotated[
+        str | None,
+        typer.Option(
+            "--off-topic",
+            help="Also ask one set's questions of another set's index, where nothing is about them, and report the "
+            "share that ends not_found: QUESTIONS:INDEX pairs of the sets given, by folder name (e.g. "
+            "en-dev:paraphrase-set,zh-dev:paraphrase-set), or all for every pair. With --mode answer.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object a line.")] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Measure retrieval (ablations) and answers (the whole workflow) on sets in the shared/eval format.
 
-    Each set gets its own index under the data directory, kept between runs.
+    Each set gets its own index under the data directory, kept between runs. With --off-topic, the questions
+    of one set are also asked of another's index (off topic there): the share that ends not_found is reported.
     """
     modes = [m.strip() for m in mode.split(",") if m.strip()]
     if not modes or any(m not in MODES for m in modes):
         raise fail(f"--mode {mode!r}: choose retrieval, answer, or retrieval,answer")
     if answerer not in ("auto", "chat", "offline"):
         raise fail(f"--answerer {answerer!r}: choose auto, chat or offline")
+    if curve and ("answer" not in modes or answerer == "chat"):
+        raise fail("--curve measures the offline answer gates: use it with --mode answer --answerer offline")
+    if off_topic is not None and "answer" not in modes:
+        raise fail("--off-topic asks questions through the whole workflow: use it with --mode answer")
     from selfcrag.eval.report import RETRIEVAL_COLUMNS
     from selfcrag.eval.sets import PARTS
 
@@ -147,13 +169,22 @@ def evaluate(
         raise fail(f"--part {part!r}: choose {', '.join(PARTS)}")
     shown = {"retrieval": RETRIEVAL_COLUMNS, **SHOWN}
     rows: list[dict[str, object]] = []
-    tables = {m: Table(*(HEADERS.get(k, k) for k in shown[m]), title=m) for m in modes}
+    if off_topic is not None:
+        from selfcrag.eval.off_topic import OFF_TOPIC_COLUMNS
+
+        shown["off-topic"] = OFF_TOPIC_COLUMNS
+    tabled = [*modes, "off-topic"] if off_topic is not None else modes
+    tables = {m: Table(*(HEADERS.get(k, k) for k in shown[m]), title=m) for m in tabled}
     question_files: dict[str, IO[str]] = {}
+    # Per set, the questions of the ungated run: the curve is computed from them.
+    ungated: dict[str, list[dict[str, object]]] = {}
     from selfcrag.graph.resources import Resources
 
     resources = Resources()
 
     def keep_question(set_name: str, config: str, record: dict[str, object]) -> None:
+        if curve and config == "ungated":
+            ungated.setdefault(set_name, []).append(record)
         if out_dir is None:
             return
         name = f"{set_name}-{config}".replace("/", "_")
@@ -168,7 +199,14 @@ def evaluate(
             from selfcrag.eval.sets import load_set, set_part
 
             per_mode = split_configs(modes, configs, windows)
+            if curve and "ungated" not in per_mode["answer"]:
+                per_mode["answer"].append("ungated")
             evalsets = [set_part(load_set(path), part) for path in set_dirs]
+            # Checked before any set is ingested: a misspelt pair fails at once.
+            from selfcrag.eval.off_topic import parse_pairs
+
+            pairs = parse_pairs(off_topic, [e.name for e in evalsets]) if off_topic is not None else []
+            set_contexts = {}
             for evalset in evalsets:
                 if evalset.blank:
                     err.print(
@@ -177,6 +215,7 @@ def evaluate(
                         markup=False,
                     )
                 set_context, summary = ingest_set(evalset, context_for(data_dir), progress)
+                set_contexts[evalset.name] = set_context
                 err.print(f"{evalset.name}: ingest {ingest_report(summary)}", markup=False)
                 results: list[Iterator[dict[str, object]]] = []
                 if "retrieval" in modes:
@@ -218,10 +257,40 @@ def evaluate(
                             print(json.dumps(row, ensure_ascii=False), flush=True)
                         else:
                             tables[str(row["mode"])].add_row(*(_cell(row.get(k)) for k in shown[str(row["mode"])]))
+            if pairs:
+                from selfcrag.eval.off_topic import run_off_topic_eval
+
+                by_name = {e.name: e for e in evalsets}
+                # The shipped configurations only: an ablation with its gates open is not asked to say "not found".
+                off_topic_configs = [c for c in per_mode["answer"] if c.split("@")[0] != "ungated"]
+                for asked, index in pairs:
+                    for row in run_off_topic_eval(
+                        by_name[asked],
+                        index,
+                        set_contexts[index],
+                        off_topic_configs,
+                        limit=limit,
+                        seed=seed,
+                        answerer=answerer,
+                        progress=progress,
+                    ):
+                        rows.append(row)
+                        if as_json:
+                            print(json.dumps(row, ensure_ascii=False), flush=True)
+                        else:
+                            tables["off-topic"].add_row(*(_cell(row.get(k)) for k in shown["off-topic"]))
     finally:
         for handle in question_files.values():
             handle.close()
         resources.close()
+    if curve and ungated:
+        from selfcrag.eval.risk_coverage import risk_coverage
+
+        points = risk_coverage(ungated)
+        rows.extend(points)
+        if as_json:
+            for point in points:
+                print(json.dumps(point, ensure_ascii=False), flush=True)
     if not as_json and out.is_terminal:
         for table in tables.values():
             out.print(table)
@@ -232,6 +301,12 @@ def evaluate(
         for mode, columns in (("retrieval", RETRIEVAL_COLUMNS), ("answer", ANSWER_COLUMNS)):
             if mode in modes:
                 print(markdown_table([r for r in rows if r["mode"] == mode], columns) + "\n")
+        if off_topic is not None:
+            print(markdown_table([r for r in rows if r["mode"] == "off-topic"], shown["off-topic"]) + "\n")
+    if curve and not as_json:
+        from selfcrag.eval.report import curve_report
+
+        print(curve_report([r for r in rows if r["mode"] == "curve"]))
     if out_dir is not None and rows:
         from selfcrag.eval.report import command_line, write_results
 

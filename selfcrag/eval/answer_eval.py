@@ -57,6 +57,9 @@ ANSWER_CONFIGS: dict[str, dict[str, object]] = {
         "answer_margin": 0.0,
         "answer_excerpt_chars": 0,
     },
+    # The shipped workflow with the offline answer gates open: every quote given, with the evidence it was
+    # given on, for the risk-coverage curve (``selfcrag eval --curve``).
+    "ungated": {"answer_similarity": 0.0, "answer_coverage": 0.0, "answer_margin": 0.0},
 }
 # Knobs reported with each result.
 REPORTED_KNOBS = (
@@ -188,7 +191,7 @@ def question_record(question: Question, answer: Answer, outcome: AnswerOutcome) 
         outcome: Its judgement.
 
     Returns:
-        A JSON-ready record, with the evaluator's best score per grading.
+        A JSON-ready record, with the evaluator's best score per grading and the evidence of an offline quote.
     """
     best = [
         max((s["score"] for s in step.get("scores", [])), default=0.0)
@@ -207,6 +210,15 @@ def question_record(question: Question, answer: Answer, outcome: AnswerOutcome) 
         "llm_calls": outcome.llm_calls,
         "route": answer.route,
         "best_grades": best,
+        # The offline check's measures of its quote (dense, coverage, margin), None when nothing was quoted.
+        "evidence": next(
+            (
+                step["evidence"]
+                for step in reversed(answer.trace)
+                if step["step"] == "check_support" and "evidence" in step
+            ),
+            None,
+        ),
         "question": question.question,
         "answer": answer.answer,
     }

@@ -128,10 +128,60 @@ def markdown_report(rows: Sequence[Row], command: str | None = None) -> str:
             markdown_table(answer, ANSWER_COLUMNS),
             "",
         ]
+    off_topic = [r for r in rows if r.get("mode") == "off-topic"]
+    if off_topic:
+        from selfcrag.eval.off_topic import OFF_TOPIC_COLUMNS
+
+        parts += [
+            "## Off-topic questions",
+            "",
+            "One set's questions asked of another set's index, where nothing is about them: not_found is the share "
+            "that ended saying so.",
+            "",
+            markdown_table(off_topic, OFF_TOPIC_COLUMNS),
+            "",
+        ]
+    curve = [r for r in rows if r.get("mode") == "curve"]
+    if curve:
+        parts += [curve_report(curve)]
     parts += [f"Measured on: {machine()}."]
     if command:
         parts += ["", "Reproduce with:", "", "```", command, "```"]
     return "\n".join(parts) + "\n"
+
+
+def curve_report(curve: Sequence[Row]) -> str:
+    """Write the risk-coverage curve as Markdown: its table and the operating point.
+
+    Args:
+        curve: The points of :func:`selfcrag.eval.risk_coverage.risk_coverage`.
+
+    Returns:
+        A section: a heading, a line saying how to read it, the table and the operating point.
+    """
+    from selfcrag.eval.risk_coverage import OPERATING_FLOOR, curve_columns, operating_point
+
+    point = operating_point(curve)
+    chosen = (
+        "Operating point (answered_right >= "
+        f"{OPERATING_FLOOR} on every set): answer_similarity {point['answer_similarity']}, "
+        f"answer_coverage {point['answer_coverage']}, answer_margin {point['answer_margin']}."
+        if point
+        else f"No setting keeps answered_right >= {OPERATING_FLOOR} on every set."
+    )
+    return "\n".join(
+        [
+            "## Risk-coverage (offline answer gates)",
+            "",
+            "Per floor of answered_right, the gates that answer the most (mean over the sets) while every set "
+            "stays at or above it, measured on one run with the gates open (ungated).",
+            "",
+            markdown_table(curve, curve_columns(curve)),
+            "",
+            chosen,
+            "",
+        ]
+    )
 
 
 def draw_chart(rows: Sequence[Row], path: Path) -> bool:
