@@ -47,12 +47,13 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from selfcrag.index.embed import Embedder
 from selfcrag.index.store import APPROXIMATE, EXACT, DenseSearch
 
 HELD_BACK = 300
@@ -63,7 +64,7 @@ PREVIOUS_DENSE_SEARCH = DenseSearch(beam=None, oversampling=2.0)
 COLD_QUERIES = 200
 
 
-class CharProjectionEmbedder:
+class CharProjectionEmbedder(Embedder):
     """A stand-in embedder for sizes where a real model would take hours: hashed character bigrams, projected.
 
     Each character bigram picks a row of a fixed random 384 x 16K matrix (384:
@@ -92,7 +93,7 @@ class CharProjectionEmbedder:
         vector = self.table[rows.astype(np.int64)].sum(axis=0)
         return vector / max(float(np.linalg.norm(vector)), 1e-9)
 
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """Embed sentences."""
         return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
