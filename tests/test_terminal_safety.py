@@ -115,3 +115,33 @@ def test_chat_in_a_terminal_never_writes_the_escape_sequences(hostile: tuple[Pat
     seen = transcript.getvalue()
     assert "␛]0;pwned␇" in seen
     assert TITLE not in seen and CONCEAL not in seen and "\x07" not in seen
+
+
+def test_ask_in_a_terminal_shows_brackets_in_folder_and_heading_names_as_written(tmp_path: Path) -> None:
+    # A folder "notes[" holding "]x.md" is cited as "notes[/]x.md": Rich read it as a closing tag in the sources
+    # table, and `ask` in a terminal ended in a MarkupError traceback.
+    (tmp_path / "docs" / "notes[").mkdir(parents=True)
+    (tmp_path / "docs" / "notes[" / "]x.md").write_text(
+        "# [bold]Backups\n\nThe design file server keeps fourteen daily backups.\n", encoding="utf-8"
+    )
+    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
+    environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    environment.update(TERM="xterm")
+    question = "How many daily backups does the design file server keep?"
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "selfcrag.cli", "ask", question, "--data-dir", "index"],
+        cwd=str(tmp_path),
+        env=environment,
+        dimensions=(50, 200),
+        encoding="utf-8",
+        timeout=90,
+    )
+    child.logfile_read = transcript = io.StringIO()
+    try:
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    seen = transcript.getvalue()
+    assert "MarkupError" not in seen and "Traceback" not in seen, seen[-2000:]
+    assert "notes[/]x.md" in seen and "[bold]Backups" in seen, seen[-2000:]

@@ -214,7 +214,9 @@ def print_sources_table(console: Console, citations: Sequence[Citation]) -> None
     for c in citations:
         where = one_line(c.where) if c.where else sentence_label(c.first, c.last)
         opened = [one_line(c.link) if c.link != c.path else ""] if linked else []
-        table.add_row(f"[{c.n}]", one_line(named_paths(c.path, c.also)), section_of(c), where, *opened)
+        # Text, not str: a cell holding "[/]" or "[bold]" (a folder's or a heading's name) is not Rich markup.
+        cells = [f"[{c.n}]", one_line(named_paths(c.path, c.also)), section_of(c), where, *opened]
+        table.add_row(*(Text(cell) for cell in cells))
     console.print(table)
 
 
