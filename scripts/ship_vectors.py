@@ -1,4 +1,4 @@
-"""Make the vectors shipped with the package for the default embedder (selfcrag/index/vectors/).
+"""Make the vectors shipped with the package for the default embedder (selfcrag/embed/vectors/).
 
 Run after the default embedder's version, the sample knowledge base or the sentence splitter changes
 (tests/test_background_vectors.py and tests/test_sample_vectors.py say when):
@@ -10,7 +10,7 @@ It embeds, with the default embedder:
 * the evaluator's background sentences of every language: one NumPy array per language, named by the digest
   :func:`~selfcrag.heuristics.background.background_cache_file` gives;
 * every sentence of the bundled sample knowledge base, as an ingest embeds it: one ``.npz`` of the texts and
-  their vectors (:func:`~selfcrag.index.remembered.sample_vectors_file`);
+  their vectors (:func:`~selfcrag.embed.remembered.sample_vectors_file`);
 
 and removes the files of other versions.
 """
@@ -22,12 +22,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from selfcrag.embed.embedders import Embedder, WrappedEmbedder, load_embedder
+from selfcrag.embed.remembered import SHIPPED_DIR, sample_vectors_file, write_sample_vectors, write_vectors
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
 from selfcrag.heuristics.background import BACKGROUND_SENTENCES, background_cache_file, background_vectors
-from selfcrag.index.embed import Embedder, WrappedEmbedder, load_embedder
 from selfcrag.index.ingest import ingest
-from selfcrag.index.remembered import SHIPPED_DIR, sample_vectors_file, write_sample_vectors, write_vectors
 
 
 class Recording(WrappedEmbedder):

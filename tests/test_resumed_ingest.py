@@ -25,13 +25,13 @@ import pytest
 from cli_runner import selfcrag
 from loopback import JSONHandler, serve
 
+from selfcrag.embed.embedders import Embedder, WrappedEmbedder, load_embedder
+from selfcrag.embed.kept_vectors import kept_vectors_file
 from selfcrag.errors import NoIndexError
 from selfcrag.graph.context import Context
-from selfcrag.index.embed import Embedder, WrappedEmbedder, load_embedder
 from selfcrag.index.engine import open_reader
 from selfcrag.index.generations import index_root
 from selfcrag.index.ingest import ingest
-from selfcrag.index.kept_vectors import kept_vectors_file
 from selfcrag.index.points import document_point_ids
 from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings

@@ -13,17 +13,17 @@ import numpy as np
 import pytest
 from index_files import CountingEmbedder, same_model_vectors
 
-from selfcrag.files.sample import sample_kb
-from selfcrag.graph.context import Context
-from selfcrag.index.embed import Embedder, load_embedder
-from selfcrag.index.ingest import ingest
-from selfcrag.index.remembered import (
+from selfcrag.embed.embedders import Embedder, load_embedder
+from selfcrag.embed.remembered import (
     RememberedVectors,
     read_sample_vectors,
     sample_vectors_file,
     with_sample_vectors,
     write_sample_vectors,
 )
+from selfcrag.files.sample import sample_kb
+from selfcrag.graph.context import Context
+from selfcrag.index.ingest import ingest
 
 RUN_THE_SCRIPT = "run scripts/ship_vectors.py"
 

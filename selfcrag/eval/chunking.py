@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from selfcrag.index.embed import Embedder, model_slug
+from selfcrag.embed.embedders import Embedder, model_slug
 from selfcrag.index.manifest import DocumentEntry
 from selfcrag.index.points import StoredSentence, join_sentences, proposed_from
 from selfcrag.index.reader import IndexReader

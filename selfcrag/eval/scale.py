@@ -53,7 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
-from selfcrag.index.embed import Embedder
+from selfcrag.embed.embedders import Embedder
 from selfcrag.index.store import APPROXIMATE, EXACT, DenseSearch
 
 HELD_BACK = 300
@@ -111,8 +111,8 @@ def bench_embedder(name: str):  # type: ignore[no-untyped-def]
     """
     if name == STAND_IN:
         return CharProjectionEmbedder()
+    from selfcrag.embed.embedders import load_embedder
     from selfcrag.graph.context import Context
-    from selfcrag.index.embed import load_embedder
 
     settings = Context(qdrant_url="").settings()
     return load_embedder(name, settings.embedding_api_key, settings.embedding_base_url)

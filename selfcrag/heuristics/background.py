@@ -14,7 +14,7 @@ Their vectors are the same in every process that uses the same embedder, and
 embedding them (48 sentences, twice) cost about 1.3 s of CPU on each ``ask``
 with the default model: :func:`remembered_background` reads them from the
 copies shipped with the package for the default embedder
-(:mod:`selfcrag.index.remembered`, made by ``scripts/ship_vectors.py``), else from the data folder
+(:mod:`selfcrag.embed.remembered`, made by ``scripts/ship_vectors.py``), else from the data folder
 (``cache/``), where any other embedder's are kept after its first use. Each is
 a NumPy array (never a pickle), named by a digest of the embedder's name and
 version and of the sentences, and checked when read.
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from selfcrag.index.embed import Embedder
-from selfcrag.index.remembered import SHIPPED_DIR, RememberedVectors, read_vectors, write_vectors
+from selfcrag.embed.embedders import Embedder
+from selfcrag.embed.remembered import SHIPPED_DIR, RememberedVectors, read_vectors, write_vectors
 
 CACHE_DIR = "cache"
 

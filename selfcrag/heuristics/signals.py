@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from selfcrag.index.embed import Embedder
+from selfcrag.embed.embedders import Embedder
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.tokenize import EN_STOPWORDS, ZH_STOPWORDS, cut_chinese, detect_language, tokenize
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from selfcrag.embed.embedders import Embedder
 from selfcrag.errors import UserError
-from selfcrag.index.embed import Embedder
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.store import IndexOptions
 from selfcrag.index.writer import IndexWriter, ProgressCallback, ServerTarget

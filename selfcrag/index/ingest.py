@@ -10,7 +10,7 @@ and data that cannot be trusted is rebuilt from the documents.
 The new generation becomes current with one atomic rename of a pointer file;
 a run with nothing to change publishes nothing, and a failed or killed ingest
 leaves the previous one in use, and the vectors it computed: the next run
-embeds only what is left (:mod:`selfcrag.index.kept_vectors`). A long run
+embeds only what is left (:mod:`selfcrag.embed.kept_vectors`). A long run
 publishes the documents it has finished every ``settings.publish_every``
 seconds. A full disk is one line, and the unfinished generation is removed.
 
@@ -39,6 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from selfcrag.embed.embedders import Embedder, load_embedder
 from selfcrag.errors import EmbeddingServiceError, UserError
 from selfcrag.files.loaders import (
     SUPPORTED_SUFFIXES,
@@ -50,7 +51,6 @@ from selfcrag.files.loaders import (
 )
 from selfcrag.index import generations
 from selfcrag.index.catalogue import human_size, nothing_indexed
-from selfcrag.index.embed import Embedder, load_embedder
 from selfcrag.index.engine import open_writer
 from selfcrag.index.manifest import IndexedFile, at_or_under
 from selfcrag.index.points import proposed_from, propositions_id
@@ -348,7 +348,7 @@ def ingest(
         on_wait: Told once when another ingest holds the index and this one waits.
         propositions: Also draw propositions from the documents given (those without current ones).
         embedder: The embedder of ``settings.embedding_model`` to use, such as one that knows some vectors
-            already (:func:`~selfcrag.index.remembered.with_sample_vectors`); default: that model itself.
+            already (:func:`~selfcrag.embed.remembered.with_sample_vectors`); default: that model itself.
         follow_links: Follow links inside the folders given that lead out of them (by default they are skipped,
             and files are read without following a link put in their path since they were found).
         clock: Times the publishes along the way (``settings.publish_every``); tests move their own.

@@ -16,12 +16,12 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_qdrant import QdrantVectorStore, RetrievalMode, SparseEmbeddings, SparseVector
 
-from selfcrag.index.embed import Embedder
+from selfcrag.embed.embedders import Embedder
 from selfcrag.index.points import DENSE, SPARSE
 from selfcrag.index.sparse import document_vector, query_vector
 from selfcrag.index.tokenize import tokenize
 
-# selfcrag's embedders implement Embeddings without importing LangChain (see selfcrag.index.embed).
+# selfcrag's embedders implement Embeddings without importing LangChain (see selfcrag.embed.embedders).
 Embeddings.register(Embedder)
 
 

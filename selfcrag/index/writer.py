@@ -29,12 +29,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from selfcrag.embed.embedders import Embedder
+from selfcrag.embed.kept_vectors import KeptVectors, kept_vectors_file
 from selfcrag.errors import UserError
 from selfcrag.files.loaders import Place
 from selfcrag.index import generations
 from selfcrag.index.checks import find_damage
-from selfcrag.index.embed import Embedder
-from selfcrag.index.kept_vectors import KeptVectors, kept_vectors_file
 from selfcrag.index.manifest import (
     INDEXING_VERSION,
     MANIFEST_FILE,
@@ -220,7 +220,7 @@ class WriteReport:
         repaired: Documents whose points were missing and must be indexed again.
         rebuilt: Why the index is started anew (its data was unreadable, gone, or of another model).
         embedded: Sentences given vectors: embedded, or recalled.
-        recalled: Sentences whose vectors an interrupted run had computed (:mod:`selfcrag.index.kept_vectors`).
+        recalled: Sentences whose vectors an interrupted run had computed (:mod:`selfcrag.embed.kept_vectors`).
         embed_seconds: Time inside the embedding model.
         reweighted: Sparse vectors re-weighted for a new average length.
         rederived: Sentences whose semantic boundaries were measured again from their stored vectors.

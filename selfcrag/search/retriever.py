@@ -9,8 +9,8 @@ from typing import Literal
 
 import numpy as np
 
+from selfcrag.embed.embedders import Embedder, load_embedder
 from selfcrag.errors import UserError
-from selfcrag.index.embed import Embedder, load_embedder
 from selfcrag.index.engine import open_reader
 from selfcrag.index.points import PROPOSITION, StoredSentence, proposed_from
 from selfcrag.index.reader import IndexReader

@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from selfcrag.index.embed import Embedder, WrappedEmbedder
+from selfcrag.embed.embedders import Embedder, WrappedEmbedder
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "vectors"
 # A sample file holds a few hundred sentences; anything far larger is not one.

@@ -2,7 +2,7 @@
 
 Every batch of sentences the writer embeds is stored, before the writer goes on, in a SQLite file in the
 index folder (``index/kept-vectors.sqlite``), each vector under a digest of the model (name, version, size)
-and of the text, as the shipped vectors are keyed (:mod:`selfcrag.index.remembered`). Killed at any point
+and of the text, as the shipped vectors are keyed (:mod:`selfcrag.embed.remembered`). Killed at any point
 (``kill -9``, Ctrl-C, a full disk, a failing endpoint), the writer leaves the file behind, and the next ingest
 takes from it the vectors it would have computed again: it embeds only what is left.
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from selfcrag.embed.embedders import Embedder, WrappedEmbedder
 from selfcrag.errors import UserError
-from selfcrag.index.embed import Embedder, WrappedEmbedder
 
 KEPT_FILE = "kept-vectors.sqlite"
 # What SQLite writes beside the database while it is open, or after a kill.
@@ -51,7 +51,7 @@ class KeptVectors(WrappedEmbedder):
     ingest that is not interrupted writes the vectors it wrote before this file existed.
 
     Args:
-        embedder: The model (or one answering some texts itself: :class:`~selfcrag.index.remembered.RememberedVectors`).
+        embedder: The model (or one answering some texts itself: :class:`~selfcrag.embed.remembered.RememberedVectors`).
         path: The file (see :func:`kept_vectors_file`); opened at the first passages, so a writer that embeds
             nothing never touches it.
 
