@@ -184,15 +184,22 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
+INTERRUPTED = "interrupted: the previous index is unchanged"
+
+
 @contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn the errors a user can cause into one line and exit status 1."""
+def user_errors(interrupted: str = INTERRUPTED) -> Iterator[None]:
+    """Turn the errors a user can cause into one line and exit status 1.
+
+    Args:
+        interrupted: The line printed on Ctrl-C (exit status 130).
+    """
     try:
         yield
     except UserError as error:
         raise fail(str(error)) from None
     except KeyboardInterrupt:
-        err.print("interrupted: the previous index is unchanged", markup=False)
+        err.print(interrupted, markup=False)
         raise typer.Exit(130) from None
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from selfcrag.cli.app import (
+    INTERRUPTED,
     DataDir,
     app,
     context_for,
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 # prctl(2): the signal a child gets when its parent dies.
 PR_SET_PDEATHSIG = 1
+# What a stopped ingest leaves: the vectors it computed (selfcrag.embed.kept_vectors), so the next run resumes.
+GOES_ON = "run the ingest again: it goes on from where this one stopped"
 
 
 @app.command()
@@ -91,7 +94,7 @@ def _ingest(
     from selfcrag.files.loaders import LINK_OUTSIDE
     from selfcrag.index.ingest import ingest as run_ingest
 
-    with user_errors(), progress_reporter() as progress:
+    with user_errors(f"{INTERRUPTED}; {GOES_ON}"), progress_reporter() as progress:
         propositions = None
         if propositions_from is not None:
             from selfcrag.graph.propositions import chat_propositions
@@ -237,4 +240,4 @@ def _after_killed_child(number: int, data_dir: Path) -> str:
             f"the disk holding {one_line(data_dir)} is full ({free:.1f} MB free): free some space and run the "
             "ingest again; the previous index is unchanged"
         )
-    return f"the ingest was stopped by {name}; the previous index is unchanged: run the ingest again"
+    return f"the ingest was stopped by {name}; the previous index is unchanged; {GOES_ON}"
