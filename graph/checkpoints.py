@@ -144,6 +144,8 @@ class ConversationSaver(SqliteSaver):
         """The checkpoint a config names (or its thread's latest), checked; see :class:`SqliteSaver`."""
         try:
             saved = super().get_tuple(config)
+        except UserError:  # the serializer's own refusal, already one line
+            raise
         except (ValueError, RecursionError) as error:  # metadata that is not JSON, or nested past the parser
             raise UnreadableConversationError(_refusal(f"is damaged ({_kind(error)} in its metadata)")) from None
         return check_saved(saved) if saved is not None else None
@@ -163,6 +165,8 @@ class ConversationSaver(SqliteSaver):
                 saved = next(found)
             except StopIteration:
                 return
+            except UserError:
+                raise
             except (ValueError, RecursionError) as error:
                 raise UnreadableConversationError(_refusal(f"is damaged ({_kind(error)} in its metadata)")) from None
             yield check_saved(saved)
