@@ -21,14 +21,21 @@ import hashlib
 from collections.abc import Sequence
 from typing import TypedDict
 
+TABLE_ROW = "table row"
+"""The place kind of a row of a table in a Word or OpenDocument text, its table named in ``sheet`` ("table 2")."""
+
+ROW_KINDS = ("row", TABLE_ROW)
+"""The place kinds of a table's row (a sheet's or a CSV file's, or a document's table's): each row is one record."""
+
 
 class PlaceRange(TypedDict):
     """Where a stretch of text stands in the original file, from ``first`` to ``last`` (inclusive).
 
-    ``kind`` is ``page`` (a PDF's physical page, from 1), ``slide`` (from 1), ``row`` (as its sheet numbers it)
-    or ``line`` (of a text file, from 1). ``first_label`` and ``last_label`` are a PDF's printed page labels
-    ("iii", "3") where they differ from the numbers, else None; ``sheet`` names the rows' sheet (None in a
-    CSV file, and for other kinds).
+    ``kind`` is ``page`` (a PDF's physical page, from 1), ``slide`` (from 1), ``row`` (as its sheet numbers it),
+    ``table row`` (:data:`TABLE_ROW`: a row of a table in a Word or OpenDocument text, from 1) or ``line`` (of a
+    text file, from 1). ``first_label`` and ``last_label`` are a PDF's printed page labels ("iii", "3") where they
+    differ from the numbers, else None; ``sheet`` names the rows' sheet (None in a CSV file), or a document's
+    table ("table 2"), and is None for other kinds.
     """
 
     kind: str
@@ -166,11 +173,13 @@ def join_places(places: Sequence[PlaceRange | None]) -> PlaceRange | None:
         places: Each sentence's place, in document order (None: it has none, such as a sheet's heading).
 
     Returns:
-        The range; None when no sentence has a place. When the first and last are of different kinds or
-        sheets (they make no one range), the first's.
+        The range; None when no sentence has a place, and when some stand on a document's table rows and
+        others on no place (a section's text with its table: the rows would name where the text is not, so
+        the section names it). When the first and last are of different kinds or sheets (they make no one
+        range), the first's.
     """
     known = [place for place in places if place is not None]
-    if not known:
+    if not known or (len(known) < len(places) and any(place["kind"] == TABLE_ROW for place in known)):
         return None
     first, last = known[0], known[-1]
     if (first["kind"], first["sheet"]) != (last["kind"], last["sheet"]) or last["last"] < first["first"]:
@@ -193,7 +202,8 @@ def describe_place(place: PlaceRange | None) -> str:
 
     Returns:
         ``p. 6``, ``p. 6 (printed 3)``, ``pp. 6–7 (printed 3–4)``, ``slide 4``, ``slides 4–5``,
-        ``sheet Releases, row 12``, ``rows 12–14`` (a CSV), ``line 12``, ``lines 12–14``; empty for None.
+        ``sheet Releases, row 12``, ``rows 12–14`` (a CSV), ``table 2, row 4`` (a document's table), ``line 12``,
+        ``lines 12–14``; empty for None.
     """
     if place is None:
         return ""
@@ -207,9 +217,12 @@ def describe_place(place: PlaceRange | None) -> str:
             labels = [label or str(number) for label, number in zip(printed, (first, last), strict=True)]
             said += f" (printed {labels[0]})" if single else f" (printed {labels[0]}–{labels[1]})"
         return said
-    said = f"{place['kind']} {span}" if single else f"{place['kind']}s {span}"
+    noun = "row" if place["kind"] == TABLE_ROW else place["kind"]
+    said = f"{noun} {span}" if single else f"{noun}s {span}"
     if place["kind"] == "row" and place["sheet"]:
         said = f"sheet {place['sheet']}, {said}"
+    elif place["kind"] == TABLE_ROW and place["sheet"]:
+        said = f"{place['sheet']}, {said}"  # the table as the reader named it: "table 2"
     return said
 
 

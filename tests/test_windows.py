@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from selfcrag.files.loaders import LoadedFile
+from selfcrag.files.loaders import LoadedFile, Place
 from selfcrag.index.ingest import index_document
 from selfcrag.index.reader import MemoryIndex
 from selfcrag.search.windows import expand_windows
@@ -109,3 +109,27 @@ def test_a_merged_passage_keeps_the_best_rank_and_score_of_each_retriever():
     assert (passage["dense_rank"], passage["dense_score"]) == (2, 0.7)
     assert (passage["bm25_rank"], passage["bm25_score"]) == (9, 3.0)
     assert passage["hits"] == [dense_only, both] and passage["query"] == "q"
+
+
+SHEET = """# releases
+
+## Releases
+
+version 10, codename Buster
+
+version 11, codename Bullseye
+
+version 12, codename Bookworm
+"""
+
+
+def test_rows_that_a_passage_grown_to_their_sheet_shows_are_not_shown_again():
+    rows = [Place(SHEET.index(f"version {v},"), "row", v - 8, sheet="Releases") for v in (10, 11, 12)]
+    loaded = LoadedFile(Path("/kb/releases.xlsx"), SHEET, "xlsx", tuple(rows))
+    index = MemoryIndex([index_document(loaded, max_chars=400)])
+    # Two rows found alone, then the sheet's name, whose window grows to the sheet: rows 2 to 4.
+    hits = [hit(index, "version 11, codename Bullseye", 0.9), hit(index, "version 12, codename Bookworm", 0.8)]
+    hits.append(hit(index, "## Releases", 0.7))
+    passages = expand_windows(index, hits, window=2, max_chars=500, top_k=5, section_ratio=0.5)
+    assert [(p["text"].split("\n")[0], p["where"]) for p in passages] == [("## Releases", "sheet Releases, rows 2–4")]
+    assert len(passages[0]["hits"]) == 3

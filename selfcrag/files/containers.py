@@ -47,9 +47,11 @@ __all__ = [
     "MAX_COMPRESSION_RATIO",
     "MAX_MEMBERS",
     "MAX_MEMBER_BYTES",
+    "MAX_TEXT_CHARS",
     "MAX_UNPACKED_BYTES",
     "RATIO_FLOOR",
     "UnreadableDocument",
+    "format_size",
     "gunzip",
     "library_errors",
     "open_zip",
@@ -73,6 +75,9 @@ XML parts of real office files compress 3 to 12 times (a 100,000-row sheet of
 repeated values: 10 times); deflate's ceiling is about 1,000 times, which is
 what a zip bomb reaches.
 """
+
+MAX_TEXT_CHARS = 50_000_000
+"""Documents whose text runs past this many characters are skipped (a small PDF can hold far more text than bytes)."""
 
 RATIO_FLOOR = 1024 * 1024
 """Members that unpack to less than this are not held to :data:`MAX_COMPRESSION_RATIO` (small parts compress oddly)."""
@@ -215,6 +220,21 @@ def gunzip(data: bytes, kind: str = "compressed file", limit: int = MAX_UNPACKED
     if len(unpacked) > limit:
         raise UnreadableDocument(_BOMB)
     return unpacked
+
+
+def format_size(size: int) -> str:
+    """Say a bound in bytes as people read it, in the reasons a file is skipped.
+
+    Args:
+        size: The byte count (the bounds are whole megabytes or kilobytes).
+
+    Returns:
+        ``50 MB``, ``64 KB``, or ``1000 bytes`` when it is no whole number of either.
+    """
+    for unit, factor in (("MB", 1024 * 1024), ("KB", 1024)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size} bytes"
 
 
 @contextmanager

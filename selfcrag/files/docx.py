@@ -4,11 +4,27 @@ Headings come from paragraph styles: "Title" is the document's title, "Heading N
 (or a style with an outline level, as WPS and custom styles have) a heading of
 level N, so every sentence gets its heading path. A numbered or bulleted
 paragraph is a list item. A table is written one row a line, each value after
-its column header (see :mod:`selfcrag.files.tables`).
+its column header (see :mod:`selfcrag.files.tables`), and each row is marked
+with a ``table row`` place, ``table 2, row 4``: the tables counted in the
+document's order, the rows in the table's, its header row being row 1. The text
+after a table stands at no place again, and is cited by its section.
 
-Only the document's body is read: page headers and footers (the same lines on
-every page), comments, footnotes, text boxes and content controls (where Word
-keeps its table of contents) are not. Nothing in the file runs or is fetched:
+Footnotes and endnotes are read (python-docx does not read them: their parts
+are parsed here with defusedxml): each note is written as a paragraph,
+``Footnote 1: ...``, after the paragraph, heading or table that refers to it,
+so it is found and cited under the section where its mark stands, which is
+where a reader of the document finds it. Notes are numbered in the order
+their marks stand, footnotes and endnotes each from 1, as Word counts them; the
+form Word shows the number in (endnotes may read i, ii, iii) and a custom mark
+(``*``) are not read. A note no mark refers to is not written.
+
+Page headers and footers are not read: they hold the same lines on every page
+(a company's name, "Confidential", a page number, the running title), which as
+sentences would match many questions and answer none, and as a title would name
+every document of a template alike (a document without a heading is titled by
+its first line when that reads as a title, else by its file name). Comments,
+text boxes and content controls (where Word keeps its table of contents) are
+not read either. Nothing in the file runs or is fetched:
 python-docx reads the XML parts and never the macros of a .docm, and linked
 images and external links stay unloaded relationships.
 """
@@ -18,15 +34,21 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from selfcrag.files.containers import library_errors, open_zip
-from selfcrag.files.outline import MarkdownOutline, style_heading_level
+from selfcrag.files.containers import library_errors, open_zip, parse_xml
+from selfcrag.files.outline import style_heading_level
+from selfcrag.files.places import TABLE_ROW, PlacedOutline
 from selfcrag.files.tables import is_header_row, row_line
 
 if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
+
     from docx.document import Document
+    from docx.oxml.xmlchemy import BaseOxmlElement
     from docx.styles.style import ParagraphStyle
     from docx.table import Table, _Cell, _Row
     from docx.text.paragraph import Paragraph
+
+    from selfcrag.files.places import Place
 
 __all__ = ["read_docx"]
 
@@ -34,15 +56,26 @@ _KIND = "Word document"
 _MACRO_DOCUMENT = "application/vnd.ms-word.document.macroEnabled.main+xml"
 _MAX_NESTING = 20  # tables in table cells, and base styles of styles, followed this deep at most
 
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+# The parts that hold the notes (by their relationship to the document), and the element of each note in them.
+_NOTE_PARTS = {f"{_RELATIONSHIPS}/footnotes": "footnote", f"{_RELATIONSHIPS}/endnotes": "endnote"}
+# The mark of a note in the body (its id is the note's), and what the note is called in the text.
+_NOTE_MARKS = {"footnoteReference": "Footnote", "endnoteReference": "Endnote"}
+# What in a note's runs reads as a space (a tab, a line break); its text is in w:t, a hard hyphen in w:noBreakHyphen.
+_SPACE_RUNS = {f"{_W}tab", f"{_W}br", f"{_W}cr"}
 
-def read_docx(data: bytes) -> str:
-    """Read a Word document's body as Markdown.
+
+def read_docx(data: bytes) -> tuple[str, tuple[Place, ...]]:
+    """Read a Word document's body and its notes as Markdown.
 
     Args:
         data: The .docx (or .docm) file's bytes.
 
     Returns:
-        ``#`` headings from the heading styles, a line per paragraph, ``- `` list items, and a line per table row.
+        The Markdown: ``#`` headings from the heading styles, a line per paragraph, ``- `` list items, a line
+        per table row, and a ``Footnote N: ...`` line after what refers to each note; and a ``table row``
+        place (``table 2``, the row's number) at each table row's line, ended after each table.
 
     Raises:
         UnreadableDocument: The file is password-protected, corrupt, a zip bomb, declares XML entities,
@@ -52,7 +85,9 @@ def read_docx(data: bytes) -> str:
         pass  # bounds and entity declarations checked: python-docx reads the same bytes within them
     with library_errors(_KIND):
         document = _open_document(data)
-        return _DocumentWriter(document).write()
+        writer = _DocumentWriter(document, _notes(document))
+        writer.write()
+        return writer.outline.text(), writer.outline.places()
 
 
 def _open_document(data: bytes) -> Document:
@@ -69,16 +104,52 @@ def _open_document(data: bytes) -> Document:
     return part.document
 
 
+def _notes(document: Document) -> dict[tuple[str, str], str]:
+    """The text of the document's footnotes and endnotes, by kind and id (``("footnote", "2")``).
+
+    python-docx keeps their parts unparsed; they are parsed here with defusedxml, as the ODF reader parses its
+    content. Word's separator "notes" (the line above the notes) hold no text and come out empty.
+    """
+    notes: dict[tuple[str, str], str] = {}
+    for relationship in document.part.rels.values():
+        if relationship.is_external or relationship.reltype not in _NOTE_PARTS:
+            continue
+        element = _NOTE_PARTS[relationship.reltype]
+        root = parse_xml(relationship.target_part.blob, _KIND)
+        for note in root.iterfind(f"{_W}{element}"):
+            note_id = note.get(f"{_W}id")
+            if note_id is not None:
+                notes[(element, note_id)] = " ".join(_note_paragraph(p) for p in note.iter(f"{_W}p"))
+    return notes
+
+
+def _note_paragraph(paragraph: Element) -> str:
+    """A note's paragraph as text: its runs' text, tabs and breaks as spaces (deleted text, fields' codes left out)."""
+    parts = []
+    for node in paragraph.iter():
+        if node.tag == f"{_W}t":
+            parts.append(node.text or "")
+        elif node.tag in _SPACE_RUNS:
+            parts.append(" ")
+        elif node.tag == f"{_W}noBreakHyphen":
+            parts.append("-")
+    return "".join(parts)
+
+
 class _DocumentWriter:
-    """Writes one document's body, remembering what each paragraph style means."""
+    """Writes one document's body, remembering what each paragraph style means and which notes are written."""
 
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: Document, notes: dict[tuple[str, str], str]) -> None:
         self.document = document
-        self.outline = MarkdownOutline()
+        self.notes = notes
+        self.outline = PlacedOutline()
         self.styles: dict[str | None, tuple[int, bool]] = {}  # style id -> (heading level, 0 none / -1 title; list)
+        self.tables = 0
+        self.numbers = {"Footnote": 0, "Endnote": 0}  # the notes written so far, each kind numbered from 1
+        self.written: set[tuple[str, str]] = set()
 
-    def write(self) -> str:
-        """The document as Markdown."""
+    def write(self) -> None:
+        """Write the document as Markdown into :attr:`outline`."""
         from docx.table import Table
 
         blocks = list(self.document.iter_inner_content())
@@ -87,6 +158,7 @@ class _DocumentWriter:
         for block in blocks:
             if isinstance(block, Table):
                 self._table(block)
+                self._notes_of(block._tbl)  # after the table: a note is no row of it
                 continue
             paragraph = block
             level, listed = self._style_meaning(paragraph)
@@ -99,17 +171,32 @@ class _DocumentWriter:
                 self.outline.item(text)
             else:
                 self.outline.paragraph(text)
-        return self.outline.text()
+            self._notes_of(paragraph._p)
 
     def _table(self, table: Table) -> None:
-        rows = [row for row in map(_row_cells, table.rows) if any(row)]
+        self.tables += 1
+        rows = [(number, row) for number, row in enumerate(map(_row_cells, table.rows), start=1) if any(row)]
         if not rows:
             return
         headers: list[str] = []
-        if is_header_row(rows[0], len(rows) - 1):
-            headers, rows = rows[0], rows[1:]
-        for row in rows:
+        if is_header_row(rows[0][1], len(rows) - 1):
+            headers, rows = rows[0][1], rows[1:]
+        for number, row in rows:
+            self.outline.place(TABLE_ROW, number, f"table {self.tables}")
             self.outline.paragraph(row_line(row, headers))
+        self.outline.unplace()  # the text after the table stands on none of its rows
+
+    def _notes_of(self, element: BaseOxmlElement) -> None:
+        """Write the notes whose marks stand in a paragraph or table, each once, in the order of their marks."""
+        for mark in element.iter(*(f"{_W}{tag}" for tag in _NOTE_MARKS)):
+            kind = _NOTE_MARKS[mark.tag.removeprefix(_W)]
+            key = (kind.lower(), mark.get(f"{_W}id") or "")
+            text = self.notes.get(key, "").strip()
+            if key in self.written or not text:
+                continue
+            self.written.add(key)
+            self.numbers[kind] += 1
+            self.outline.paragraph(f"{kind} {self.numbers[kind]}: {text}")
 
     def _style_meaning(self, paragraph: Paragraph) -> tuple[int, bool]:
         """What a paragraph's style makes it: its heading level (-1 the title, 0 none), and whether a list item."""

@@ -31,15 +31,18 @@ from charset_normalizer import from_bytes
 
 from selfcrag.files.containers import (
     MAX_COMPRESSION_RATIO,
+    MAX_TEXT_CHARS,
     MAX_UNPACKED_BYTES,
     RATIO_FLOOR,
     UnreadableDocument,
+    format_size,
     gunzip,
 )
 from selfcrag.files.html_page import TooDeeplyNested, html_to_markdown
 from selfcrag.files.manpage import is_man_page, man_page_to_markdown
 from selfcrag.files.markdown import markdown_text
 from selfcrag.files.outline import plain_text
+from selfcrag.files.places import Place
 from selfcrag.files.restructuredtext import rst_to_markdown
 
 __all__ = [
@@ -63,9 +66,6 @@ SUPPORTED_SUFFIXES = (
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 """Files larger than this many bytes are skipped."""
-
-MAX_TEXT_CHARS = 50_000_000
-"""Documents whose text runs past this many characters are skipped (a small PDF can hold far more text than bytes)."""
 
 # Byte values that count as "control characters" when sniffing for binary data:
 # C0 controls except TAB, LF, VT, FF, CR and ESC (ANSI colour codes), plus DEL.
@@ -155,30 +155,6 @@ class LoadedFile:
     encoding: str = "utf-8"
     places: tuple[Place, ...] = ()
     same_lines: bool = False
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where in the original file the text from ``offset`` on stands, until the next place.
-
-    Readers of paged or tabular formats mark each page, slide or row as they
-    write the text, so that a citation can say where to look ("p. 6 (printed 3)",
-    "slide 4", "sheet Releases, row 12"). Text formats carry no places: their
-    citations name the line, counted from the text itself.
-
-    Attributes:
-        offset: The first character in :attr:`LoadedFile.text` that stands there.
-        kind: ``"page"``, ``"slide"`` or ``"row"``.
-        number: The page (physical, from 1), slide (from 1) or row (as the sheet numbers it).
-        label: A PDF's printed page label when it differs from ``number`` ("iii", "3"); None otherwise.
-        sheet: For a row, the sheet's name (None in a CSV or TSV file).
-    """
-
-    offset: int
-    kind: str
-    number: int
-    label: str | None = None
-    sheet: str | None = None
 
 
 @dataclass(frozen=True)
@@ -479,7 +455,7 @@ def _gunzipped(data: bytes, name: str) -> tuple[bytes, str]:
     except UnreadableDocument as unreadable:
         raise _Skip(unreadable.reason) from None
     if len(unpacked) > MAX_FILE_BYTES:
-        raise _Skip(f"larger than {_format_size(MAX_FILE_BYTES)} uncompressed")
+        raise _Skip(f"larger than {format_size(MAX_FILE_BYTES)} uncompressed")
     if not unpacked:
         raise _Skip("empty file")
     return unpacked, suffix if suffix in SUPPORTED_SUFFIXES else ""
@@ -519,7 +495,7 @@ def _read_bytes(path: Path, follow_links: bool = True) -> tuple[Path, bytes]:
         if not _is_supported_name(resolved.name):
             raise _Skip(_unsupported_reason(suffix))
         if found.st_size > limit:
-            raise _Skip(f"larger than {_format_size(limit)}")
+            raise _Skip(f"larger than {format_size(limit)}")
 
     try:
         with _open_regular_file(path, follow_links, check) as handle:
@@ -527,7 +503,7 @@ def _read_bytes(path: Path, follow_links: bool = True) -> tuple[Path, bytes]:
     except OSError as exc:
         raise _Skip(_os_error_reason(exc)) from None
     if len(data) > limit:
-        raise _Skip(f"larger than {_format_size(limit)}")
+        raise _Skip(f"larger than {format_size(limit)}")
     if not data:
         raise _Skip("empty file")
     return resolved, data
@@ -867,11 +843,3 @@ def _os_error_reason(exc: OSError) -> str:
         return "path too long"
     detail = exc.strerror or type(exc).__name__
     return f"cannot read ({detail})"
-
-
-def _format_size(size: int) -> str:
-    """Format a byte count for humans, e.g. ``50 MB``."""
-    for unit, factor in (("MB", 1024 * 1024), ("KB", 1024)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor} {unit}"
-    return f"{size} bytes"

@@ -6,9 +6,19 @@ so it is read here from the XML rather than through odfpy, which builds a DOM of
 Python objects for every node (slow, and its loader expands what its SAX parser
 is given). Headings keep their outline levels, a paragraph in the "Title" style
 is the document's title, list items are items, and a table is written one row a
-line, each value after its column header (see :mod:`selfcrag.files.tables`).
+line, each value after its column header (see :mod:`selfcrag.files.tables`),
+each row marked with a ``table row`` place, ``table 2, row 4``: the tables
+counted in the document's order, the rows in the table's, its first (header)
+row being row 1. The text after a table stands at no place again.
+
+A footnote or endnote (``text:note``, kept inline where its mark stands) is no
+part of the sentence around it: it is written as a paragraph of its own,
+``Footnote 1: ...`` (its mark as the document shows it), after the paragraph,
+heading, list item or table it stands in, so it is found and cited under the
+section of its mark. Page headers and footers (in ``styles.xml``) are not read:
+the same lines on every page, as in a Word document (see :mod:`selfcrag.files.docx`).
 Tables of contents and other generated indexes are left out (they repeat the
-headings), as are notes, comments and what is drawn. Nothing is run or fetched.
+headings), as are comments and what is drawn. Nothing is run or fetched.
 """
 
 from __future__ import annotations
@@ -17,11 +27,13 @@ import re
 from typing import TYPE_CHECKING
 
 from selfcrag.files.containers import UnreadableDocument, open_zip, parse_xml, read_member
-from selfcrag.files.outline import MarkdownOutline
+from selfcrag.files.places import TABLE_ROW, PlacedOutline
 from selfcrag.files.tables import is_header_row, row_line
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
+
+    from selfcrag.files.places import Place
 
 __all__ = ["read_odt"]
 
@@ -36,7 +48,7 @@ _STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 _DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 
 # Inline elements whose text is no part of the sentence around them: notes, comments, ruby annotations, frames
-# (a text box's paragraphs are written after the paragraph it is anchored in).
+# (a note's and a text box's paragraphs are written after the paragraph they stand in).
 _NOT_INLINE = {
     f"{_TEXT}note",
     f"{_OFFICE}annotation",
@@ -53,14 +65,16 @@ _NOT_TEXT = re.compile(r"\{[^}]*\}(?:table-of-content|[a-z-]*-index|bibliography
 _HEADING_STYLE = re.compile(r"Heading_20_(\d)")
 
 
-def read_odt(data: bytes) -> str:
+def read_odt(data: bytes) -> tuple[str, tuple[Place, ...]]:
     """Read an OpenDocument text as Markdown.
 
     Args:
         data: The .odt file's bytes.
 
     Returns:
-        ``#`` headings by outline level, a line per paragraph, ``- `` list items, and a line per table row.
+        The Markdown: ``#`` headings by outline level, a line per paragraph, ``- `` list items, a line per
+        table row, and a ``Footnote 1: ...`` line after what holds each note; and a ``table row`` place
+        (``table 2``, the row's number) at each table row's line, ended after each table.
 
     Raises:
         UnreadableDocument: The file is password-protected, corrupt, a zip bomb, declares XML entities,
@@ -77,7 +91,7 @@ def read_odt(data: bytes) -> str:
         raise UnreadableDocument(f"not an {_KIND} (no text body in it)")
     writer = _ContentWriter(_parent_styles(root))
     writer.blocks(body, has_title=writer.has_title(body))
-    return writer.outline.text()
+    return writer.outline.text(), writer.outline.places()
 
 
 def _parent_styles(root: Element) -> dict[str, str]:
@@ -95,8 +109,9 @@ class _ContentWriter:
 
     def __init__(self, parents: dict[str, str]) -> None:
         self.parents = parents
-        self.outline = MarkdownOutline()
+        self.outline = PlacedOutline()
         self.shift = 0  # heading levels are one deeper under a title paragraph
+        self.tables = 0
 
     def has_title(self, body: Element) -> bool:
         """Whether a paragraph of the body is in the "Title" style."""
@@ -112,14 +127,17 @@ class _ContentWriter:
             if tag == f"{_TEXT}h":
                 level = _int(child.get(f"{_TEXT}outline-level"), 1)
                 self.outline.heading(level + self.shift, _inline_text(child))
+                self._notes(child)
                 self._frames(child, depth)
             elif tag == f"{_TEXT}p":
                 self._paragraph(child)
+                self._notes(child)
                 self._frames(child, depth)
             elif tag == f"{_TEXT}list":
                 self._list(child, depth + 1)
             elif tag == f"{_TABLE}table":
                 self._table(child, depth + 1)
+                self._notes(child)  # after the table: a note is no row of it
             elif tag not in _NOT_BLOCKS and not _NOT_TEXT.match(tag):
                 self.blocks(child, depth=depth + 1)  # sections, frames and text boxes, and other containers
 
@@ -146,19 +164,45 @@ class _ContentWriter:
             for child in item:
                 if child.tag == f"{_TEXT}p":
                     self.outline.item(_inline_text(child))
+                    self._notes(child)
                 elif child.tag == f"{_TEXT}list":
                     self._list(child, depth + 1)
                 else:  # a heading, a table or a section where an item's paragraph could be
                     self.blocks(_wrap(child), depth=depth + 1)
 
     def _table(self, table: Element, depth: int) -> None:
+        self.tables += 1
         header_rows, rows = _table_rows(table, depth)
-        rows = [row for row in rows if any(row)]
-        headers = header_rows[0] if header_rows else []
-        if not header_rows and rows and is_header_row(rows[0], len(rows) - 1):
-            headers, rows = rows[0], rows[1:]
-        for row in rows:
+        rows = [(number, row) for number, row in rows if any(row)]
+        headers = header_rows[0][1] if header_rows else []
+        if not header_rows and rows and is_header_row(rows[0][1], len(rows) - 1):
+            headers, rows = rows[0][1], rows[1:]
+        for number, row in rows:
+            self.outline.place(TABLE_ROW, number, f"table {self.tables}")
             self.outline.paragraph(row_line(row, headers))
+        self.outline.unplace()  # the text after the table stands on none of its rows
+
+    def _notes(self, element: Element) -> None:
+        """Write the footnotes and endnotes that stand in a paragraph, heading or table, each a paragraph."""
+        pending = list(reversed(element))
+        while pending:
+            node = pending.pop()
+            if node.tag == f"{_TEXT}note":
+                self._note(node)
+            elif node.tag not in _NOT_INLINE:  # a text box's notes are written with its own paragraphs
+                pending.extend(reversed(node))
+
+    def _note(self, note: Element) -> None:
+        kind = "Endnote" if note.get(f"{_TEXT}note-class") == "endnote" else "Footnote"
+        citation = note.find(f"{_TEXT}note-citation")
+        mark = " ".join("".join(citation.itertext()).split()) if citation is not None else ""
+        body = note.find(f"{_TEXT}note-body")
+        if body is None:
+            return
+        paragraphs = (_inline_text(p) for p in body.iter() if p.tag in (f"{_TEXT}p", f"{_TEXT}h"))
+        text = " ".join(" ".join(paragraphs).split())
+        if text:
+            self.outline.paragraph(f"{kind} {mark}: {text}" if mark else f"{kind}: {text}")
 
     def _style(self, element: Element) -> str:
         name = element.get(f"{_TEXT}style-name") or ""
@@ -174,10 +218,14 @@ def _wrap(element: Element) -> Element:
     return holder
 
 
-def _table_rows(table: Element, depth: int) -> tuple[list[list[str]], list[list[str]]]:
-    """A table's header rows (those the document marks as such) and its other rows, their cells as text."""
-    header_rows: list[list[str]] = []
-    rows: list[list[str]] = []
+_NumberedRows = list[tuple[int, list[str]]]  # each row's number in its table (from 1) and its cells as text
+
+
+def _table_rows(table: Element, depth: int) -> tuple[_NumberedRows, _NumberedRows]:
+    """A table's header rows (those the document marks as such) and its other rows, numbered."""
+    header_rows: _NumberedRows = []
+    rows: _NumberedRows = []
+    number = 1
     pending: list[tuple[Element, bool]] = [(table, False)]
     while pending:
         element, in_header = pending.pop()
@@ -188,7 +236,8 @@ def _table_rows(table: Element, depth: int) -> tuple[list[list[str]], list[list[
                 pending.append((child, in_header or child.tag == f"{_TABLE}table-header-rows"))
         if element.tag == f"{_TABLE}table-row":
             # A repeated row is written once: repeats are empty rows kept for layout, or the same values again.
-            (header_rows if in_header else rows).append(_row_cells(element, depth))
+            (header_rows if in_header else rows).append((number, _row_cells(element, depth)))
+            number += max(_int(element.get(f"{_TABLE}number-rows-repeated"), 1), 1)
     return header_rows, rows
 
 
@@ -217,7 +266,7 @@ def _cell_text(cell: Element, depth: int) -> str:
             parts.append(_inline_text(child))
         elif child.tag == f"{_TABLE}table":
             header_rows, rows = _table_rows(child, depth + 1)
-            parts.extend(" ".join(row) for row in header_rows + rows)
+            parts.extend(" ".join(row) for _, row in header_rows + rows)
         elif child.tag not in _NOT_INLINE:
             parts.append(_cell_text(child, depth + 1))
     return " ".join(" ".join(parts).split())

@@ -16,7 +16,7 @@ reader of the printed document would:
 * a table of contents (lines of a title, a dot leader and a page number) is dropped;
 * a sentence that runs over a page break stays one sentence.
 
-Each page's text starts with a :class:`~selfcrag.files.loaders.Place` naming its
+Each page's text starts with a :class:`~selfcrag.files.places.Place` naming its
 physical page number and, when the PDF labels its pages otherwise, its printed label.
 
 The work is bounded before any page is read: the number of pages, and the bytes
@@ -40,10 +40,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from selfcrag.files import loaders
-from selfcrag.files.containers import UnreadableDocument
-from selfcrag.files.loaders import Place
+from selfcrag.files.containers import MAX_TEXT_CHARS, UnreadableDocument, format_size
 from selfcrag.files.outline import MarkdownOutline
+from selfcrag.files.places import Place
 from selfcrag.split.sentences import is_markdown_structure, is_title_line
 
 if TYPE_CHECKING:  # pypdf is imported when a PDF is read: 0.12 s of CPU that other ingests do not need
@@ -272,8 +271,8 @@ def _page_texts(pages: list[PageObject], file_size: int) -> list[str]:
             continue
         page_text = page_text.replace("\r\n", "\n").replace("\r", "\n").strip()
         characters += len(page_text)
-        if characters > loaders.MAX_TEXT_CHARS:
-            raise UnreadableDocument(f"more than {loaders.MAX_TEXT_CHARS:,} characters of text")
+        if characters > MAX_TEXT_CHARS:
+            raise UnreadableDocument(f"more than {MAX_TEXT_CHARS:,} characters of text")
         texts[index] = page_text
     if not pages:
         raise UnreadableDocument("PDF has no pages")
@@ -305,7 +304,7 @@ def _pages_within_budget(pages: list[PageObject], budget: int) -> list[tuple[int
             continue
         if total > budget:
             raise UnreadableDocument(
-                f"PDF pages draw more than {loaders._format_size(budget)} of instructions (pages sharing one stream, "
+                f"PDF pages draw more than {format_size(budget)} of instructions (pages sharing one stream, "
                 "or a compression bomb)"
             )
         readable.append((index, page))

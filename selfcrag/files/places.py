@@ -1,13 +1,45 @@
-"""Mark where in the original file a reader's text stands (slides, sheet rows), as it writes the text."""
+"""Mark where in the original file a reader's text stands (pages, slides, rows), as it writes the text."""
 
 from __future__ import annotations
 
-from selfcrag.files.loaders import Place
-from selfcrag.files.outline import MarkdownOutline
+from dataclasses import dataclass
 
-__all__ = ["PlacedOutline"]
+from selfcrag.files.outline import MarkdownOutline
+from selfcrag.spans import TABLE_ROW
+
+__all__ = ["NO_PLACE", "TABLE_ROW", "Place", "PlacedOutline"]
+
+NO_PLACE = "none"
+"""The kind of a :class:`Place` that ends the one before it: the text from there on stands at no page, slide or row
+(a document's paragraphs after a table), and is cited by its section."""
 
 _BLOCK_SEPARATOR = "\n\n"  # how MarkdownOutline.text joins its blocks
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where in the original file the text from ``offset`` on stands, until the next place.
+
+    Readers of paged or tabular formats mark each page, slide or row as they
+    write the text, so that a citation can say where to look ("p. 6 (printed 3)",
+    "slide 4", "sheet Releases, row 12", "table 2, row 4"). Text formats carry no
+    places: their citations name the line, counted from the text itself.
+
+    Attributes:
+        offset: The first character in :attr:`~selfcrag.files.loaders.LoadedFile.text` that stands there.
+        kind: ``"page"``, ``"slide"``, ``"row"`` (of a sheet or CSV file), :data:`TABLE_ROW` (of a document's
+            table), or :data:`NO_PLACE` (no place: the text from here on is cited by its section alone).
+        number: The page (physical, from 1), slide (from 1) or row (as the sheet numbers it; in a document's
+            table, counted from its first row, 1).
+        label: A PDF's printed page label when it differs from ``number`` ("iii", "3"); None otherwise.
+        sheet: For a row, the sheet's name (None in a CSV or TSV file); for a table row, the table ("table 2").
+    """
+
+    offset: int
+    kind: str
+    number: int
+    label: str | None = None
+    sheet: str | None = None
 
 
 class PlacedOutline(MarkdownOutline):
@@ -25,13 +57,18 @@ class PlacedOutline(MarkdownOutline):
         """Mark that the blocks written from here on stand at a slide or row of the original.
 
         Args:
-            kind: ``"slide"`` or ``"row"`` (see :class:`~selfcrag.files.loaders.Place`).
+            kind: ``"slide"``, ``"row"`` or :data:`TABLE_ROW` (see :class:`Place`).
             number: The slide's number, or the row's as the sheet or file numbers it, from 1.
-            sheet: The sheet's name, for a row of a workbook.
+            sheet: The sheet's name, for a row of a workbook; the table's ("table 2"), for a row of a document's.
         """
         if self._marks and self._marks[-1][0] == len(self.blocks):
             self._marks.pop()  # the place before wrote nothing
         self._marks.append((len(self.blocks), kind, number, sheet))
+
+    def unplace(self) -> None:
+        """Mark that the blocks written from here on stand at no place (a document's text after a table)."""
+        if self._marks and self._marks[-1][1] != NO_PLACE:
+            self.place(NO_PLACE, 0)
 
     def places(self) -> tuple[Place, ...]:
         """The places marked, their offsets into :meth:`text`, in order."""

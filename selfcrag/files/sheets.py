@@ -30,7 +30,7 @@ from selfcrag.files.places import PlacedOutline
 from selfcrag.files.tables import cell_text, is_header_row, row_line
 
 if TYPE_CHECKING:
-    from selfcrag.files.loaders import Place
+    from selfcrag.files.places import Place
 
 __all__ = ["MAX_CHARS", "MAX_COLUMNS", "MAX_ROWS", "read_csv", "read_tsv", "read_xlsx"]
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pptx.table import Table
     from pptx.text.text import TextFrame
 
-    from selfcrag.files.loaders import Place
+    from selfcrag.files.places import Place
 
 __all__ = ["NOTES_HEADING", "read_pptx"]
 

@@ -1,10 +1,12 @@
 """Where each sentence stands in the original file: the pages, slides or rows its reader marked, or its lines.
 
 A reader of a paged or tabular format marks where each page, slide or sheet
-row starts in the text it writes (:class:`~selfcrag.files.loaders.Place`); a
+row starts in the text it writes (:class:`~selfcrag.files.places.Place`); a
 sentence stands on the place in force at its first character through the one
 in force at its last, so a sentence that runs over a page break names both
-pages. A text file has no such marks: its sentences are placed by line,
+pages. A document's paragraphs after a table stand at no place (its reader
+marks :data:`~selfcrag.files.places.NO_PLACE` there): they are cited by their
+section. A text file has no such marks: its sentences are placed by line,
 counted in the text, when the reader kept the file's lines
 (:attr:`~selfcrag.files.loaders.LoadedFile.same_lines`).
 """
@@ -14,8 +16,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from selfcrag.files.loaders import Place
-from selfcrag.spans import PlaceRange
+from selfcrag.files.places import NO_PLACE, Place
+from selfcrag.spans import ROW_KINDS, PlaceRange
 from selfcrag.split.sentences import SentenceSpan
 
 
@@ -31,8 +33,9 @@ def sentence_places(
         lines: Count lines instead, when no places were marked: the text's lines are the file's.
 
     Returns:
-        One place per sentence: None before the first place, and for a heading among sheet rows (a sheet's
-        name stands on no row of it); every place None when there are neither places nor lines.
+        One place per sentence: None before the first place, after a :data:`~selfcrag.files.places.NO_PLACE`
+        mark, and for a heading among sheet rows (a sheet's name stands on no row of it); every place None when
+        there are neither places nor lines.
     """
     if places:
         return _marked(spans, sorted(places, key=lambda p: p.offset))
@@ -46,12 +49,12 @@ def _marked(spans: Sequence[SentenceSpan], places: Sequence[Place]) -> list[Plac
     found: list[PlaceRange | None] = []
     for span in spans:
         last = bisect_right(offsets, span.end - 1) - 1
-        if last < 0 or (span.kind == "heading" and places[last].kind == "row"):
+        if last < 0 or places[last].kind == NO_PLACE or (span.kind == "heading" and places[last].kind in ROW_KINDS):
             found.append(None)
             continue
         start, end = places[max(bisect_right(offsets, span.start) - 1, 0)], places[last]
         if (start.kind, start.sheet) != (end.kind, end.sheet):
-            start = end  # a sentence across two kinds or sheets: where it ends
+            start = end  # a sentence across two kinds or sheets (or from no place into one): where it ends
         found.append(
             PlaceRange(
                 kind=start.kind,

@@ -15,9 +15,11 @@ the section stood. Windows stop at its ends, merging never crosses one, and a
 part that the windows mostly cover is returned whole.
 
 A sheet's row (a sentence standing on a ``row`` place: a row of a workbook or
-CSV file, which carries its column headers) is one unit: a hit there is shown
-and cited as its row alone, never widened to the rows around it, merged with
-them or grown to its sheet. Neighbouring rows are other records, not context.
+CSV file; or on a ``table row`` place, a row of a table in a Word or
+OpenDocument text; each carries its column headers) is one unit: a hit there
+is shown and cited as its row alone, never widened to the rows around it,
+merged with them or grown to its sheet. Neighbouring rows are other records,
+not context.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import TypeVar
 
 from selfcrag.index.points import StoredSentence, join_sentences
 from selfcrag.index.reader import SentenceSource
-from selfcrag.spans import Passage, SentenceHit, join_places, located, passage_id
+from selfcrag.spans import ROW_KINDS, Passage, SentenceHit, join_places, located, passage_id
 from selfcrag.split.semantic import starts_topic
 
 T = TypeVar("T", int, float)
@@ -118,7 +120,7 @@ class _Document:
     def on_a_row(self, position: int) -> bool:
         """Whether a sentence stands on a sheet's row."""
         place = self.at(position).place
-        return place is not None and place["kind"] == "row"
+        return place is not None and place["kind"] in ROW_KINDS
 
     def row_around(self, position: int, max_chars: int) -> tuple[int, int]:
         """The sentences of the row a sentence stands on (a cell may hold several), as far as ``max_chars`` allows."""
@@ -268,7 +270,8 @@ def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_ch
 
     Growth after a span was made (more hits, auto-merging to the section) can
     bring two spans together; the earlier, better one absorbs the later. A
-    sheet's row joins no other span, unless one grown to its sheet shows it too.
+    sheet's row joins no other span, unless one grown to its sheet shows it too: then every row that span
+    shows is folded into it, so that no row is shown twice.
     """
     kept: list[_Span] = []
     for span in spans:
@@ -288,10 +291,19 @@ def _join_neighbours(spans: list[_Span], documents: dict[str, _Document], max_ch
                 other.lo, other.hi = min(other.lo, span.lo), max(other.hi, span.hi)
                 other.hits.extend(span.hits)
                 other.row = other.row and span.row
+                _fold_covered(kept, other)
                 break
         else:
             kept.append(span)
     return kept
+
+
+def _fold_covered(kept: list[_Span], grown: _Span) -> None:
+    """Fold into a span that grew the other spans it now covers (rows it grew over), so each is shown once."""
+    covered = [s for s in kept if s is not grown and s.doc_id == grown.doc_id and grown.lo <= s.lo <= s.hi <= grown.hi]
+    for other in covered:
+        grown.hits.extend(other.hits)
+        kept.remove(other)
 
 
 def _best(values: Iterable[T | None], pick: Callable[[list[T]], T]) -> T | None:
