@@ -12,7 +12,8 @@ import numpy as np
 from selfcrag.embed.embedders import Embedder, WrappedEmbedder, load_embedder
 from selfcrag.files.loaders import SkippedFile, discover, read_document
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import index_document
+from selfcrag.index.documents import index_document
+from selfcrag.index.pipeline import PointStage
 from selfcrag.index.store import IndexOptions
 from selfcrag.index.writer import IndexWriter
 
@@ -25,12 +26,12 @@ def ingest_with_options(paths: Sequence[Path], data_dir: Path, options: IndexOpt
     """
     settings = Context(data_dir=str(data_dir)).settings()
     embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
-    with IndexWriter(data_dir, embedder, options=options) as writer:
+    with IndexWriter(data_dir, embedder, options=options) as writer, PointStage(writer, embedder) as points:
         for path in discover(paths)[0]:
             loaded = read_document(path)
             assert not isinstance(loaded, SkippedFile), loaded
-            writer.add(index_document(loaded, embedder.max_chars))
-        name = writer.commit()
+            points.add(index_document(loaded, embedder.max_chars))
+        name = points.commit()
     assert name is not None
     return name
 

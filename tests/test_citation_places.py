@@ -24,6 +24,7 @@ from selfcrag.graph.context import Context
 from selfcrag.index import generations
 from selfcrag.index.ingest import index_document, ingest
 from selfcrag.index.manifest import MANIFEST_FILE
+from selfcrag.index.pipeline import PointStage
 from selfcrag.index.points import StoredSentence
 from selfcrag.index.writer import IndexWriter
 from selfcrag.search.retriever import Retriever
@@ -113,10 +114,10 @@ def placed_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (LoadedFile(Path("/kb/launch.pptx"), DECK, "pptx", DECK_PLACES), "launch.pptx"),
         (LoadedFile(Path("/kb/releases.xlsx"), SHEET, "xlsx", SHEET_PLACES), "releases.xlsx"),
     ]
-    with IndexWriter(data_dir, embedder) as index:
+    with IndexWriter(data_dir, embedder) as index, PointStage(index, embedder) as points:
         for loaded, path in documents:
-            index.add(index_document(loaded, embedder.max_chars, path))
-        index.commit()
+            points.add(index_document(loaded, embedder.max_chars, path))
+        points.commit()
     return data_dir
 
 

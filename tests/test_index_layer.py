@@ -18,12 +18,14 @@ from selfcrag.embed.embedders import load_embedder
 from selfcrag.errors import NoIndexError, UserError
 from selfcrag.index import generations
 from selfcrag.index.bm25 import SentenceBM25
+from selfcrag.index.documents import prepare_document
 from selfcrag.index.manifest import MANIFEST_FILE, Manifest
+from selfcrag.index.pipeline import PointStage
 from selfcrag.index.points import document_point_ids, join_sentences, sentence_point_id
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.sparse import document_vector, query_vector, reweight, term_id
 from selfcrag.index.tokenize import tokenize
-from selfcrag.index.writer import IndexWriter, ServerTarget, prepare_document
+from selfcrag.index.writer import IndexWriter, ServerTarget
 from selfcrag.search.retriever import RetrievalConfig, fuse
 
 DOCS = {
@@ -44,10 +46,10 @@ def _prepare(doc_id: str, text: str, max_chars: int = 400):
 
 
 def _build(data_dir: Path, embedder, docs: dict[str, str] = DOCS, **kwargs) -> str | None:
-    with IndexWriter(data_dir, embedder, **kwargs) as writer:
+    with IndexWriter(data_dir, embedder, **kwargs) as writer, PointStage(writer, embedder) as points:
         for doc_id, text in docs.items():
-            writer.add(_prepare(doc_id, text))
-        return writer.commit()
+            points.add(_prepare(doc_id, text))
+        return points.commit()
 
 
 def test_term_ids_are_crc32_of_the_token_so_every_process_agrees():
@@ -140,10 +142,10 @@ def test_an_open_reader_keeps_its_generation_and_sees_the_next_one_on_refresh(tm
 
 def test_changed_and_removed_documents_leave_no_stale_points(tmp_path: Path, embedder):
     _build(tmp_path, embedder)
-    with IndexWriter(tmp_path, embedder) as writer:
-        writer.add(_prepare("logs", "Logs are gone."))
+    with IndexWriter(tmp_path, embedder) as writer, PointStage(writer, embedder) as points:
+        points.add(_prepare("logs", "Logs are gone."))
         writer.remove("travel")
-        writer.commit()
+        points.commit()
     with IndexReader(tmp_path) as reader:
         assert reader.point_count() == reader.sentence_count()
         assert reader.sentences([("logs", 1)]) == {}
@@ -186,11 +188,11 @@ def test_a_damaged_shard_is_reported_and_rebuilt_by_the_next_ingest(tmp_path: Pa
             path.write_text("{broken")
     with pytest.raises(UserError, match="cannot be loaded.*selfcrag ingest"):
         IndexReader(tmp_path)
-    with IndexWriter(tmp_path, embedder) as writer:
+    with IndexWriter(tmp_path, embedder) as writer, PointStage(writer, embedder) as points:
         assert writer.report.rebuilt and {d.doc_id for d in writer.report.repaired} == set(DOCS)
         for doc_id in DOCS:
-            writer.add(_prepare(doc_id, DOCS[doc_id]))
-        writer.commit()
+            points.add(_prepare(doc_id, DOCS[doc_id]))
+        points.commit()
     with IndexReader(tmp_path) as reader:
         assert reader.point_count() == reader.sentence_count() > 0
 

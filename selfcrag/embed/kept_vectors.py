@@ -10,8 +10,10 @@ takes from it the vectors it would have computed again: it embeds only what is l
   dropped when the file is next opened. A file that is not such a database is removed and started anew.
 * Each vector read is checked (its size, finite, unit length); one that fails is embedded again. Nothing is
   unpickled.
-* The file is deleted once a generation holding the vectors is published (a long ingest publishes every few
-  minutes), and stops growing at :data:`MAX_KEPT_BYTES`: it holds minutes of embedding, not the corpus.
+* Once a generation holding the vectors is published (a long ingest publishes every few minutes), the rows of
+  the vectors it used are deleted, and the file with its last row; rows kept for another folder's interrupted
+  ingest stay for it. The file stops growing at :data:`MAX_KEPT_BYTES`: it holds minutes of embedding, not the
+  corpus.
 * Keeping is a saving, never a reason to fail: when the file cannot be written (a full disk), the run goes on
   without it, and the engine's own writes report the full disk if it is one.
 """
@@ -32,7 +34,7 @@ KEPT_FILE = "kept-vectors.sqlite"
 # What SQLite writes beside the database while it is open, or after a kill.
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 # 1 GiB: about 700,000 vectors of 384 dimensions, hours of embedding on a laptop. Past it the run keeps nothing
-# more (a publish empties the file long before, unless publishing along the way is turned off).
+# more (a publish deletes what the run used long before, unless publishing along the way is turned off).
 MAX_KEPT_BYTES = 2**30
 # Keys per lookup (SQLite allows 32,766 parameters in a statement).
 _LOOKUP_CHUNK = 500
@@ -48,7 +50,8 @@ class KeptVectors(WrappedEmbedder):
     """Stores every passage vector the model computes, and answers from the vectors an earlier run stored.
 
     Only vectors stored by another run are taken: within one run a text is embedded as it always was, so an
-    ingest that is not interrupted writes the vectors it wrote before this file existed.
+    ingest that is not interrupted writes the vectors it wrote before this file existed. The file is used from
+    one thread at a time (SQLite's connection is not shared between threads at once).
 
     Args:
         embedder: The model (or one answering some texts itself: :class:`~selfcrag.embed.remembered.RememberedVectors`).
@@ -67,7 +70,11 @@ class KeptVectors(WrappedEmbedder):
         self._db: sqlite3.Connection | None = None
         # The rows earlier runs stored, by key: read once, when the file is opened.
         self._earlier: dict[bytes, int] = {}
-        # Opened by this run since it last published (so a publish deletes it); and whether writing it failed.
+        # Rows up to this one were stored by earlier runs; those after it by this run (rows are appended).
+        self._mark = 0
+        # Rows of earlier runs this run looked up since it last published: published with it, they go too.
+        self._used: list[int] = []
+        # Opened by this run since it last published; and whether writing it failed.
         self._opened = False
         self._off = False
 
@@ -96,6 +103,7 @@ class KeptVectors(WrappedEmbedder):
         rowids = {self._earlier[key]: key for key in keys if key in self._earlier}
         found: dict[bytes, np.ndarray] = {}
         ordered = list(rowids)
+        self._used.extend(ordered)  # recalled, or failing its checks: either way not needed once published
         for start in range(0, len(ordered), _LOOKUP_CHUNK):
             chunk = ordered[start : start + _LOOKUP_CHUNK]
             rows = [
@@ -118,7 +126,8 @@ class KeptVectors(WrappedEmbedder):
     def _keep(self, db: sqlite3.Connection, keys: list[bytes], vectors: np.ndarray) -> None:
         """Append a batch in one transaction: after a kill it is there whole, or not at all."""
         (pages,) = db.execute("PRAGMA page_count").fetchone()
-        if pages * _PAGE_SIZE >= MAX_KEPT_BYTES:
+        (free,) = db.execute("PRAGMA freelist_count").fetchone()  # pages of deleted rows, written again first
+        if (pages - free) * _PAGE_SIZE >= MAX_KEPT_BYTES:
             return
         rows = [(key, vector.astype("<f4").tobytes()) for key, vector in zip(keys, vectors, strict=True)]
         try:
@@ -149,6 +158,7 @@ class KeptVectors(WrappedEmbedder):
                     for rowid, key in db.execute("SELECT rowid, key FROM kept")
                     if isinstance(key, bytes) and len(key) == 16
                 }
+                (self._mark,) = db.execute("SELECT coalesce(max(rowid), 0) FROM kept").fetchone()
             except sqlite3.Error:
                 self._off = True  # as for a failed write (see _keep)
                 return None
@@ -161,13 +171,37 @@ class KeptVectors(WrappedEmbedder):
         if db is not None:
             db.close()
 
-    def discard(self) -> None:
-        """Delete the file, if this run opened it: the vectors are in a published generation now."""
+    def forget_published(self) -> None:
+        """Delete the vectors this run used, now in a published generation; the file goes with its last row.
+
+        Rows stored by another run and not used by this one stay: they are an interrupted ingest's, of other files
+        perhaps, and its next run takes them.
+        """
         if not self._opened:
+            return
+        used, self._used = self._used, []
+        try:
+            if self._db is None:  # closed after a failed write: the rows it kept go all the same
+                _refuse_links(self.path)
+            db = self._db or _connect(self.path)
+            with db:
+                db.execute("DELETE FROM kept WHERE rowid > ?", (self._mark,))
+                for start in range(0, len(used), _LOOKUP_CHUNK):
+                    chunk = used[start : start + _LOOKUP_CHUNK]
+                    db.execute(f"DELETE FROM kept WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+            (left, self._mark) = db.execute("SELECT count(*), coalesce(max(rowid), 0) FROM kept").fetchone()
+        except (sqlite3.Error, UserError):
+            left = 1  # not deleted now: the rows are sound vectors, and the size cap bounds them
+        else:
+            self._db = db
+        self._off = False  # a publish may have freed the space a failed write lacked
+        if left:
+            forgotten = set(used)
+            self._earlier = {key: rowid for key, rowid in self._earlier.items() if rowid not in forgotten}
             return
         self.close()
         self._earlier = {}
-        self._opened = self._off = False  # a publish may have freed the space a failed write lacked
+        self._opened = False
         _remove(self.path)
 
 

@@ -207,30 +207,35 @@ def held_back_queries(corpus: Path, count: int, seed: int = 7) -> list[str]:
 
 def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) -> dict[str, object]:
     """Ingest the first ``target`` sentences of a corpus (run in a child process)."""
-    from selfcrag.index.writer import IndexWriter, prepare_document
+    from selfcrag.index.documents import prepare_document
+    from selfcrag.index.pipeline import PointStage
+    from selfcrag.index.writer import IndexWriter
 
     embedder = bench_embedder(embedder_name)
     sentences = documents = passes = 0
     began = time.perf_counter()
     step = max(target // 10, 1)
-    shown = {"embedding": 0}  # the writer reports every model batch: print one line a step
+    shown = {"embedding": 0}  # every model call is reported: print one line a step
 
     def progress(phase: str, done: int, total: int, detail: str = "", /) -> None:
         if phase != "embedding" or done // step != shown["embedding"] // step:
             shown[phase] = done
             print(f"  {phase} {done:,} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
 
-    with IndexWriter(data_dir, embedder, progress=progress) as writer:
+    with (
+        IndexWriter(data_dir, embedder, progress=progress) as writer,
+        PointStage(writer, embedder, progress=progress) as points,
+    ):
         for doc_id, text, cycle in corpus_documents(corpus):
             if sentences >= target:
                 break
             digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
             document = prepare_document(doc_id, f"{corpus}#{doc_id}", text, digest, embedder.max_chars)
-            writer.add(document)
+            points.add(document)
             sentences += document.entry.sentence_count
             documents += 1
             passes = cycle
-        writer.commit()
+        points.commit()
     return {"sentences": sentences, "documents": documents, "passes": passes, "seconds": time.perf_counter() - began}
 
 
@@ -250,8 +255,10 @@ def update_child(corpus: Path, data_dir: Path, documents: int, extra: int, embed
     skipped without being split or embedded. The corpus is read and hashed, and the
     tokenizer loaded, before the clock starts: the seconds are the index's.
     """
+    from selfcrag.index.documents import prepare_document
+    from selfcrag.index.pipeline import PointStage
     from selfcrag.index.tokenize import tokenize
-    from selfcrag.index.writer import IndexWriter, prepare_document
+    from selfcrag.index.writer import IndexWriter
 
     embedder = bench_embedder(embedder_name)
     tokenize("预热 warm up")
@@ -262,13 +269,13 @@ def update_child(corpus: Path, data_dir: Path, documents: int, extra: int, embed
         texts.append((doc_id, text, hashlib.sha256(text.encode("utf-8")).hexdigest()))
     written = _written_bytes()
     began = time.perf_counter()
-    with IndexWriter(data_dir, embedder) as writer:
+    with IndexWriter(data_dir, embedder) as writer, PointStage(writer, embedder) as points:
         for doc_id, text, digest in texts:
             old = writer.known(doc_id)
             if old is not None and old.content_hash == digest and writer.indexed_now(doc_id):
                 continue
-            writer.add(prepare_document(doc_id, f"{corpus}#{doc_id}", text, digest, embedder.max_chars))
-        writer.commit()
+            points.add(prepare_document(doc_id, f"{corpus}#{doc_id}", text, digest, embedder.max_chars))
+        points.commit()
     return {"seconds": time.perf_counter() - began, "written": _written_bytes() - written}
 
 

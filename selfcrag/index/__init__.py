@@ -9,7 +9,8 @@ The vectors come from :mod:`selfcrag.embed`; this package holds the engine's sid
 * :mod:`selfcrag.index.store`: Qdrant Edge in-process, or a Qdrant server through qdrant-client;
 * :mod:`selfcrag.index.manifest`: the documents and term statistics beside Qdrant, in SQLite;
 * :mod:`selfcrag.index.generations`: immutable generations behind a pointer, for many processes;
-* :mod:`selfcrag.index.writer`, :mod:`selfcrag.index.ingest`: files streamed into a new generation;
+* :mod:`selfcrag.index.ingest`: files into a new generation, through the stages of :mod:`selfcrag.index.pipeline`:
+  files -> documents (:mod:`selfcrag.index.documents`) -> vectors -> points (:mod:`selfcrag.index.writer`);
 * :mod:`selfcrag.index.reader`, :mod:`selfcrag.index.engine`: opening the current one for search;
 * :mod:`selfcrag.index.lc`: the collection as a LangChain hybrid vector store.
 """

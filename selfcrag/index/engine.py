@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,12 +99,8 @@ def open_writer(
     *,
     on_wait: Callable[[str], None] | None = None,
     progress: ProgressCallback | None = None,
-    clock: Callable[[], float] = time.monotonic,
 ) -> IndexWriter:
-    """Start writing the next generation of a configuration's index (use it as a context manager).
-
-    ``clock`` times the publishes along the way (``settings.publish_every``); tests move their own.
-    """
+    """Start writing the next generation of a configuration's index (use it as a context manager)."""
     return IndexWriter(
         settings.data_dir,
         embedder,
@@ -113,6 +108,4 @@ def open_writer(
         options=index_options(settings),
         on_wait=on_wait,
         progress=progress,
-        publish_every=settings.publish_every or None,
-        clock=clock,
     )

@@ -1,9 +1,11 @@
 """Ingestion: files in, a new generation of the index out, or the previous one untouched.
 
-Documents stream through read -> split -> tokenise -> embed -> upsert, a few
-thousand sentences at a time (:class:`~selfcrag.index.writer.IndexWriter`),
-so memory does not grow with the corpus. Unchanged documents (same content
-hash) are skipped. Before anything else the writer checks the engine's data
+Files pass the stages of :mod:`selfcrag.index.pipeline`: read, decoded, split and
+tokenised a few documents ahead; embedded a few thousand sentences at a time;
+written to the engine (:class:`~selfcrag.index.writer.IndexWriter`) while the
+next batch is embedded; so memory does not grow with the corpus. This module
+decides what each file read is: unchanged documents (same content hash) are
+skipped. Before anything else the writer checks the engine's data
 against the manifest: documents whose points are missing (a deleted
 collection, damaged files) are read again from their files and re-embedded,
 and data that cannot be trusted is rebuilt from the documents.
@@ -16,7 +18,8 @@ seconds. A full disk is one line, and the unfinished generation is removed.
 
 With a chat model (``propositions``), the documents read also get their
 propositions (:mod:`selfcrag.index.propositions`), within a bound on model
-calls; documents past the bound are decomposed by the next such run.
+calls: documents of propositions that pass the same stages after the files.
+Documents past the bound are decomposed by the next such run.
 
 A file whose text is an indexed document's (a copy) is recorded as another
 file of that document, not embedded again; the document names every path
@@ -32,6 +35,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -51,23 +55,22 @@ from selfcrag.files.loaders import (
 )
 from selfcrag.index import generations
 from selfcrag.index.catalogue import human_size, nothing_indexed
+from selfcrag.index.documents import ReadFile, index_document, read_files
 from selfcrag.index.engine import open_writer
 from selfcrag.index.manifest import IndexedFile, at_or_under
+from selfcrag.index.pipeline import PointStage, read_ahead
 from selfcrag.index.points import proposed_from, propositions_id
 from selfcrag.index.propositions import (
-    Propose,
-    PropositionPassage,
     PropositionPlan,
     PropositionReport,
     Propositions,
+    drawn_documents,
     has_propositions,
-    proposition_document,
 )
-from selfcrag.index.records import content_hash, document_id
+from selfcrag.index.records import document_id
 from selfcrag.index.store import EngineError, is_disk_full
-from selfcrag.index.writer import IndexWriter, PreparedDocument, ProgressCallback, prepare_document
+from selfcrag.index.writer import IndexWriter, ProgressCallback
 from selfcrag.settings import Settings
-from selfcrag.split import document_title
 
 # What versions before the Qdrant index left in a data folder.
 LEGACY_FILES = ("snapshot.pkl", "qdrant", "ingest.lock")
@@ -118,32 +121,6 @@ class IngestSummary:
     proposition_report: PropositionReport | None = None
 
 
-def index_document(loaded: LoadedFile, max_chars: int, path: str | None = None) -> PreparedDocument:
-    """Split and tokenise one decoded file.
-
-    Args:
-        loaded: The decoded file.
-        max_chars: Longest sentence the embedder takes.
-        path: The file's path as shown to people (see :func:`shown_paths`); None: its name.
-
-    Returns:
-        Its sentences as the index stores them, with their BM25 terms and where each stands in the file
-        (the pages, slides or rows its reader marked, or its lines).
-    """
-    source = str(loaded.path)
-    return prepare_document(
-        document_id(source),
-        source,
-        loaded.text,
-        content_hash(loaded.text),
-        max_chars,
-        title=document_title(loaded.text, loaded.path.stem),
-        path=path,
-        places=loaded.places,
-        lines=loaded.same_lines,
-    )
-
-
 def indexed_file(loaded: LoadedFile, doc_id: str, path: str | None, size: int) -> IndexedFile:
     """What the index records of a file read (``selfcrag list`` shows it).
 
@@ -191,7 +168,8 @@ class IngestProgress:
     A file's bytes count as done once it is read, when nothing of it waits to be embedded (skipped, unchanged, a
     copy), and else as its sentences are embedded, so the bar reaches its end with the last embedding, not with
     the last file read. The sentences embedded are the detail (their total is known only once every file is
-    read). Other phases (propositions, boundaries, optimizing) pass through as they are.
+    read). Other phases (propositions, boundaries, optimizing) pass through as they are. The embedding count comes
+    from the embedding thread: every report is made under one lock.
 
     Args:
         progress: Called as ``progress("indexing", bytes done, bytes in all, detail)``.
@@ -210,31 +188,35 @@ class IngestProgress:
         self._queued = 0
         # (sentences queued up to and with this file, its sentences, its bytes), of files not yet embedded whole.
         self._waiting: deque[tuple[int, int, int]] = deque()
+        self._lock = threading.Lock()
 
     def start(self) -> None:
         """Report the totals, before the first file is read."""
-        self._report()
+        with self._lock:
+            self._report()
 
     def file_read(self, size: int, sentences: int = 0) -> None:
         """Count a file read, and the sentences of it that wait to be embedded."""
-        self.read += 1
-        if sentences:
-            self._queued += sentences
-            self._waiting.append((self._queued, sentences, size))
-        else:
-            self.done += size
-        self._report()
+        with self._lock:
+            self.read += 1
+            if sentences:
+                self._queued += sentences
+                self._waiting.append((self._queued, sentences, size))
+            else:
+                self.done += size
+            self._report()
 
     def __call__(self, phase: str, done: int, total: int, detail: str = "", /) -> None:
-        """The writer's progress: its embedding count moves the bar; other phases pass through."""
-        if phase != "embedding":
-            if self.progress:
-                self.progress(phase, done, total, detail)
-            return
-        self.embedded = done
-        while self._waiting and self._waiting[0][0] <= done:
-            self.done += self._waiting.popleft()[2]
-        self._report()
+        """The stages' progress: the embedding count moves the bar; other phases pass through."""
+        with self._lock:
+            if phase != "embedding":
+                if self.progress:
+                    self.progress(phase, done, total, detail)
+                return
+            self.embedded = done
+            while self._waiting and self._waiting[0][0] <= done:
+                self.done += self._waiting.popleft()[2]
+            self._report()
 
     def _report(self) -> None:
         if not self.progress:
@@ -370,23 +352,36 @@ def ingest(
     bar = IngestProgress(progress, sizes)
     if embedder is None:
         embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
-    with _writing(settings), open_writer(settings, embedder, on_wait=on_wait, progress=bar, clock=clock) as writer:
+    with (
+        _writing(settings),
+        open_writer(settings, embedder, on_wait=on_wait, progress=bar) as writer,
+        PointStage(writer, embedder, progress=bar, publish_every=settings.publish_every or None, clock=clock) as points,
+    ):
         bar.start()
         _remove_legacy(settings.data_dir, summary.notes)
         if writer.report.rebuilt:
             summary.notes.append(writer.report.rebuilt)
         plan = PropositionPlan(propositions.max_calls) if propositions is not None else None
-        seen = _ingest_files(
-            writer, files, sizes, embedder.max_chars, summary, bar, plan, follow_links, shown_paths(paths, files)
+        shown = shown_paths(paths, files)
+        # Texts the index holds now: a file with one of them is not split ahead (it is most likely unchanged).
+        indexed = {entry.doc_id: entry.content_hash for entry in writer.documents()}
+        read = read_files(
+            files, sizes, embedder.max_chars, shown, indexed, split_all=plan is not None, follow_links=follow_links
         )
-        _repair(writer, seen, embedder.max_chars, summary, follow_links)
+        with read_ahead(read) as documents:
+            seen = _ingest_files(writer, points, documents, embedder.max_chars, summary, bar, plan, shown)
+        _repair(writer, points, seen, embedder.max_chars, summary, follow_links)
         if prune:
             summary.removed += remove_files(
                 writer, lambda source: document_id(source) not in seen and not Path(source).exists()
             )
         writer.record_skipped(_named(paths), [(_storable(s.path), s.reason) for s in summary.skipped])
         if propositions is not None and plan is not None:
-            summary.proposition_report = _draw_propositions(writer, plan, propositions.propose, embedder.max_chars, bar)
+            summary.proposition_report = PropositionReport(passages=plan.passages, deferred=plan.deferred)
+            for made in drawn_documents(
+                plan, propositions.propose, embedder.max_chars, summary.proposition_report, bar
+            ):
+                points.add(made)
         # What the index holds, read before the commit closes the manifest.
         for entry in writer.documents():
             if proposed_from(entry.doc_id) is None:
@@ -394,11 +389,11 @@ def ingest(
                 summary.sentences += entry.sentence_count
             else:
                 summary.propositions += entry.sentence_count
-        writer.commit()
-        summary.embedded = writer.report.embedded - writer.report.recalled
-        summary.recalled = writer.report.recalled
+        points.commit()
+        summary.embedded = points.vectors.embedded - points.vectors.recalled
+        summary.recalled = points.vectors.recalled
         summary.published_along = writer.report.published_along
-        summary.embed_seconds = writer.report.embed_seconds
+        summary.embed_seconds = points.vectors.seconds
     summary.seconds = time.perf_counter() - began
     return summary
 
@@ -514,25 +509,23 @@ def _writing(settings: Settings, what: str = "the ingest") -> Iterator[None]:
 
 def _ingest_files(
     writer: IndexWriter,
-    files: Sequence[Path],
-    sizes: Sequence[int],
+    points: PointStage,
+    documents: Iterator[ReadFile],
     max_chars: int,
     summary: IngestSummary,
     bar: IngestProgress,
     plan: PropositionPlan | None = None,
-    follow_links: bool = False,
     shown: Mapping[Path, str] | None = None,
 ) -> set[str]:
-    """Index the files given, each named to people as ``shown`` says; returns the ids of the documents they are.
+    """Index the files read, each named to people as ``shown`` says; returns the ids of the documents they are.
 
     A file whose text an indexed document has is recorded as another file of it, not indexed again. Documents
-    without current propositions are offered to ``plan``, when there is one. Unless ``follow_links``, each file
-    is read as found: a link put in its path since is not followed. ``bar`` is told of each file read.
+    without current propositions are offered to ``plan``, when there is one. ``bar`` is told of each file read.
     """
     seen: set[str] = set()
     resplit = 0
-    for path, size in zip(files, sizes, strict=True):
-        loaded = read_document(path, follow_links=follow_links)
+    for read in documents:
+        path, size, loaded = read.path, read.size, read.loaded
         if isinstance(loaded, SkippedFile):
             summary.skipped.append(loaded)
             bar.file_read(size)
@@ -541,7 +534,7 @@ def _ingest_files(
             summary.encodings.append((loaded.path, loaded.encoding))
         doc_id = document_id(str(loaded.path))
         seen.add(doc_id)
-        digest = content_hash(loaded.text)
+        digest = read.digest
         old = writer.known(doc_id)
         same_text = old is not None and old.content_hash == digest
         original = None if same_text else writer.original_of(digest, doc_id)
@@ -560,9 +553,9 @@ def _ingest_files(
                 and old is not None
                 and not has_propositions(writer.known(propositions_id(doc_id)), old)
             ):
-                plan.offer(index_document(loaded, max_chars, (shown or {}).get(path)))
+                plan.offer(read.prepared(max_chars, (shown or {}).get(path)))
             continue
-        document = index_document(loaded, max_chars, (shown or {}).get(path))
+        document = read.prepared(max_chars, (shown or {}).get(path))
         if old is not None and same_text and writer.holds(old, document):
             # Indexed by an older version, but split and tokenised the same: nothing to embed again.
             writer.relabel(old, document)
@@ -573,7 +566,7 @@ def _ingest_files(
                 plan.offer(document)
             continue
         bar.file_read(size, len(document.sentences))
-        writer.add(document, file)
+        points.add(document, file)
         if plan is not None:
             plan.offer(document)
         if old is None:
@@ -587,7 +580,12 @@ def _ingest_files(
 
 
 def _repair(
-    writer: IndexWriter, seen: set[str], max_chars: int, summary: IngestSummary, follow_links: bool = False
+    writer: IndexWriter,
+    points: PointStage,
+    seen: set[str],
+    max_chars: int,
+    summary: IngestSummary,
+    follow_links: bool = False,
 ) -> None:
     """Index again, from their files, the documents whose points were missing and that this run did not read.
 
@@ -607,40 +605,5 @@ def _repair(
         if isinstance(loaded, SkippedFile):
             summary.notes.append(f"{entry.source} was in the index but cannot be read any more: dropped")
             continue
-        writer.add(index_document(loaded, max_chars), indexed_file(loaded, entry.doc_id, None, _size_of(loaded.path)))
+        points.add(index_document(loaded, max_chars), indexed_file(loaded, entry.doc_id, None, _size_of(loaded.path)))
         summary.repaired += 1
-
-
-def _draw_propositions(
-    writer: IndexWriter,
-    plan: PropositionPlan,
-    propose: Propose,
-    max_chars: int,
-    progress: ProgressCallback | None,
-) -> PropositionReport:
-    """Ask the model for the propositions of the planned passages, one call each, and index them."""
-    report = PropositionReport(passages=plan.passages, deferred=plan.deferred)
-    for document, passages, whole in plan.planned:
-        drawn: list[tuple[PropositionPassage, list[str]]] = []
-        complete = whole
-        for passage in passages:
-            began = time.perf_counter()
-            reply = propose(passage)
-            report.seconds += time.perf_counter() - began
-            report.calls += 1
-            report.tokens += reply.tokens
-            if progress:
-                progress("drawing propositions", report.calls, report.passages)
-            if reply.statements is None:
-                complete = False
-                report.skipped.append(f"{document.entry.source} ({passage.where}): {reply.note}")
-                continue
-            drawn.append((passage, reply.statements))
-        made, ungrounded, linked = proposition_document(document, drawn, complete=complete, max_chars=max_chars)
-        report.ungrounded += ungrounded
-        report.linked += linked
-        if made.sentences or complete:
-            writer.add(made)
-            report.made += len(made.sentences)
-        report.documents += 1
-    return report

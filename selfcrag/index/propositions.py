@@ -26,14 +26,16 @@ decomposes that document again.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from selfcrag.index.documents import PreparedDocument
 from selfcrag.index.manifest import DocumentEntry
 from selfcrag.index.points import PROPOSITION, StoredSentence, join_sentences, propositions_id
 from selfcrag.index.tokenize import tokenize
-from selfcrag.index.writer import PreparedDocument
+from selfcrag.index.writer import ProgressCallback
 
 # Characters of document text per model call: about the 100 words of Dense X's passages.
 PASSAGE_CHARS = 600
@@ -339,3 +341,48 @@ def proposition_document(
         doc_id, document.entry.source, document.entry.title, content_hash, len(sentences), sum(map(len, tokens))
     )
     return PreparedDocument(entry, sentences, tokens), ungrounded, linked
+
+
+def drawn_documents(
+    plan: PropositionPlan,
+    propose: Propose,
+    max_chars: int,
+    report: PropositionReport,
+    progress: ProgressCallback | None = None,
+) -> Iterator[PreparedDocument]:
+    """Documents -> their propositions: the model asked for the planned passages, one call each.
+
+    Args:
+        plan: The passages to decompose.
+        propose: The model call.
+        max_chars: Longest statement the embedder takes.
+        report: Counts the calls, their cost and what they gave, as they are made.
+        progress: Told ``progress("drawing propositions", calls made, calls planned)``.
+
+    Yields:
+        Each planned document's propositions, as a document to index like any other (none when a document gave
+        none and is to be decomposed again).
+    """
+    for document, passages, whole in plan.planned:
+        drawn: list[tuple[PropositionPassage, list[str]]] = []
+        complete = whole
+        for passage in passages:
+            began = time.perf_counter()
+            reply = propose(passage)
+            report.seconds += time.perf_counter() - began
+            report.calls += 1
+            report.tokens += reply.tokens
+            if progress:
+                progress("drawing propositions", report.calls, report.passages)
+            if reply.statements is None:
+                complete = False
+                report.skipped.append(f"{document.entry.source} ({passage.where}): {reply.note}")
+                continue
+            drawn.append((passage, reply.statements))
+        made, ungrounded, linked = proposition_document(document, drawn, complete=complete, max_chars=max_chars)
+        report.ungrounded += ungrounded
+        report.linked += linked
+        report.documents += 1
+        if made.sentences or complete:
+            report.made += len(made.sentences)
+            yield made

@@ -19,6 +19,7 @@ import numpy as np
 from selfcrag.errors import NoIndexError, UserError
 from selfcrag.index import generations
 from selfcrag.index.checks import find_damage
+from selfcrag.index.documents import PreparedDocument
 from selfcrag.index.manifest import MANIFEST_FILE, DocumentEntry, Manifest
 from selfcrag.index.points import StoredSentence, document_point_ids, join_sentences, sentence_point_id
 from selfcrag.index.sparse import SparseVector
@@ -32,7 +33,7 @@ from selfcrag.index.store import (
     ServerStore,
     is_disk_full,
 )
-from selfcrag.index.writer import SHARD_DIR, PreparedDocument, ServerTarget
+from selfcrag.index.writer import SHARD_DIR, ServerTarget
 
 LEGACY_SNAPSHOT = "snapshot.pkl"
 # Sentences an open reader remembers (windows and strips read the same neighbourhoods again).
@@ -55,7 +56,7 @@ class MemoryIndex:
     """Sentences held in memory, for code that needs a :class:`SentenceSource` without an engine (tests).
 
     Args:
-        documents: Prepared documents (see :func:`selfcrag.index.writer.prepare_document`).
+        documents: Prepared documents (see :func:`selfcrag.index.documents.prepare_document`).
     """
 
     def __init__(self, documents: Iterable[PreparedDocument]) -> None:

@@ -1,4 +1,4 @@
-"""Writing the index: documents stream through split -> tokenise -> embed -> upsert in batches.
+"""Writing the index: the engine's side of an ingest, documents recorded and their points written.
 
 :class:`IndexWriter` holds the writer lock and checks the current generation
 against its manifest (through a private view of its shard: see
@@ -6,9 +6,11 @@ against its manifest (through a private view of its shard: see
 the next generation: hard links to the current one's immutable segment files,
 copies of the files the engine changes and of the manifest; or an empty one
 when the current data cannot be trusted (damaged, another embedding model).
-It takes documents one at a time and publishes the generation when done; a
-run with nothing to change publishes nothing. Memory stays bounded: at most
-``FLUSH_SENTENCES`` sentences (plus one document) wait to be embedded.
+It records documents one at a time (:meth:`IndexWriter.add`), writes their
+points once they have vectors (:meth:`IndexWriter.write_points`: the stages
+before it are :mod:`selfcrag.index.pipeline`'s), and publishes the generation
+when done; a run with nothing to change publishes nothing. The manifest and the
+engine are used from the thread that opened the writer only.
 
 Each sentence is stored with its similarity to the one before it, ranked within
 its document (:func:`with_boundaries`): semantic boundaries are drawn from those
@@ -20,7 +22,6 @@ stored vectors when it is next written (:meth:`IndexWriter.update_boundaries`).
 from __future__ import annotations
 
 import shutil
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,11 +31,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from selfcrag.embed.embedders import Embedder
-from selfcrag.embed.kept_vectors import KeptVectors, kept_vectors_file
 from selfcrag.errors import UserError
-from selfcrag.files.loaders import Place
 from selfcrag.index import generations
 from selfcrag.index.checks import find_damage
+from selfcrag.index.documents import PreparedDocument
 from selfcrag.index.manifest import (
     INDEXING_VERSION,
     MANIFEST_FILE,
@@ -44,7 +44,6 @@ from selfcrag.index.manifest import (
     ManifestError,
     at_or_under,
 )
-from selfcrag.index.places import sentence_places
 from selfcrag.index.points import (
     SentencePoint,
     StoredSentence,
@@ -56,12 +55,9 @@ from selfcrag.index.records import document_id
 from selfcrag.index.shard_files import copy_sparse, mirror_shard
 from selfcrag.index.sparse import K1, B, SparseVector, document_vector, reweight
 from selfcrag.index.store import EdgeStore, EngineError, IndexOptions, SentenceStore, ServerStore, StoredPoint
-from selfcrag.index.tokenize import TOKENIZER_VERSION, tokenize
-from selfcrag.split import document_title, split_sentences
+from selfcrag.index.tokenize import TOKENIZER_VERSION
 from selfcrag.split.semantic import BOUNDARY_VERSION, adjacent_similarities, similarity_ranks
 
-# Sentences gathered before they are embedded and upserted together.
-FLUSH_SENTENCES = 2048
 # Points written between two optimizer runs of the embedded engine, so HNSW is
 # built in parts and no segment grows past what one build handles quickly.
 OPTIMIZE_EVERY = 100_000
@@ -83,89 +79,6 @@ class ProgressCallback(Protocol):
 
     def __call__(self, phase: str, done: int, total: int, detail: str = "", /) -> None:
         """Report ``done`` of ``total``."""
-
-
-@dataclass
-class PreparedDocument:
-    """A document split into sentences, with their BM25 terms."""
-
-    entry: DocumentEntry
-    sentences: list[StoredSentence]
-    tokens: list[list[str]]
-
-
-def prepare_document(
-    doc_id: str,
-    source: str,
-    text: str,
-    content_hash: str,
-    max_chars: int,
-    title: str | None = None,
-    *,
-    path: str | None = None,
-    places: Sequence[Place] = (),
-    lines: bool = False,
-) -> PreparedDocument:
-    """Split and tokenise one document.
-
-    Args:
-        doc_id: Its stable id.
-        source: Its path.
-        text: The decoded text.
-        content_hash: SHA-256 of ``text``.
-        max_chars: Longest sentence the embedder takes.
-        title: Its title (derived from the text when None).
-        path: Its path as shown to people (relative to the folder ingested); None: its file name.
-        places: Where its reader marked pages, slides or rows in ``text``.
-        lines: Without places, place its sentences by line (the text's lines are the file's).
-
-    Returns:
-        The sentences as they will be stored, with their terms and where each stands in the original.
-    """
-    spans = split_sentences(text, max_chars=max_chars)
-    where = sentence_places(text, spans, places, lines=lines)
-    shown = path if path is not None else Path(source).name
-    bounds: dict[int, tuple[int, int]] = {}
-    for position, span in enumerate(spans):
-        first, _ = bounds.get(span.section_index, (position, position))
-        bounds[span.section_index] = (first, position)
-    sentences: list[StoredSentence] = []
-    tokens: list[list[str]] = []
-    for position, span in enumerate(spans):
-        first, last = bounds[span.section_index]
-        following = spans[position + 1].start if position + 1 < len(spans) else span.end
-        base = StoredSentence(
-            doc_id=doc_id,
-            position=position,
-            start=span.start,
-            end=span.end,
-            text=text[span.start : span.end],
-            tail=text[span.end : following],
-            section=tuple(span.section),
-            section_index=span.section_index,
-            section_first=first,
-            section_last=last,
-            section_start=spans[first].start,
-            section_end=spans[last].end,
-            kind=span.kind,
-            source=source,
-            content_hash=content_hash,
-            terms=0,
-            path=shown,
-            place=where[position],
-        )
-        terms = tokenize(base.searchable())
-        tokens.append(terms)
-        sentences.append(replace(base, terms=len(terms)))
-    entry = DocumentEntry(
-        doc_id,
-        source,
-        title if title is not None else document_title(text, Path(source).stem),
-        content_hash,
-        len(sentences),
-        sum(len(t) for t in tokens),
-    )
-    return PreparedDocument(entry, sentences, tokens)
 
 
 def with_boundaries(sentences: Sequence[StoredSentence], vectors: np.ndarray) -> list[StoredSentence]:
@@ -219,9 +132,7 @@ class WriteReport:
     Attributes:
         repaired: Documents whose points were missing and must be indexed again.
         rebuilt: Why the index is started anew (its data was unreadable, gone, or of another model).
-        embedded: Sentences given vectors: embedded, or recalled.
-        recalled: Sentences whose vectors an interrupted run had computed (:mod:`selfcrag.embed.kept_vectors`).
-        embed_seconds: Time inside the embedding model.
+        written: Points written for the documents added.
         reweighted: Sparse vectors re-weighted for a new average length.
         rederived: Sentences whose semantic boundaries were measured again from their stored vectors.
         published: A new generation was published (False when nothing changed).
@@ -231,9 +142,7 @@ class WriteReport:
 
     repaired: list[DocumentEntry] = field(default_factory=list)
     rebuilt: str | None = None
-    embedded: int = 0
-    recalled: int = 0
-    embed_seconds: float = 0.0
+    written: int = 0
     reweighted: int = 0
     rederived: int = 0
     published: bool = False
@@ -255,9 +164,11 @@ class IndexWriter:
         options: How the collection is built.
         on_wait: Told when this writer waits for another one.
         progress: Called as ``progress(phase, done, total)``.
-        publish_every: Seconds after which what is finished is published along the way (see
-            :meth:`publish_finished`), checked as each batch is written; None: only at :meth:`commit`.
-        clock: Seconds on a clock that only moves forward (tests move their own).
+
+    Attributes:
+        settle: Writes every point still on its way (the stage that writes this writer's points sets it: see
+            :class:`~selfcrag.index.pipeline.PointStage`); called before points are moved or a generation is
+            published.
     """
 
     def __init__(
@@ -269,8 +180,6 @@ class IndexWriter:
         options: IndexOptions | None = None,
         on_wait: Callable[[str], None] | None = None,
         progress: ProgressCallback | None = None,
-        publish_every: float | None = None,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.data_dir = data_dir
         self.root = generations.index_root(data_dir)
@@ -279,13 +188,10 @@ class IndexWriter:
         self.options = options or IndexOptions()
         self.on_wait = on_wait
         self.progress = progress
-        self.publish_every = publish_every
-        self.clock = clock
-        self._last_publish = clock()
         self.report = WriteReport()
-        # Every vector computed is kept until it is published, so a killed run's work is not lost.
-        self._kept = KeptVectors(embedder, kept_vectors_file(self.root))
-        self._pending: list[tuple[StoredSentence, list[str]]] = []
+        self.settle: Callable[[], None] = self._nothing_on_the_way
+        # Sentences of the documents added whose points are not written yet.
+        self._unwritten = 0
         # Documents embedded by this run: their boundaries are measured as they are embedded.
         self._embedded_documents: set[str] = set()
         self._since_optimize = 0
@@ -521,6 +427,8 @@ class IndexWriter:
         after the document. When the old version's text lives on in identical copies, it stays indexed under
         the first of them (see :meth:`remove_file`); a file that was such a copy is indexed as itself from now on.
 
+        Its points are written once they have vectors (:meth:`write_points`), before the generation is published.
+
         Args:
             document: The document.
             file: The file it was read from (see :meth:`files`); None for propositions.
@@ -540,13 +448,7 @@ class IndexWriter:
         if file is not None:
             self.manifest.put_file(file)
         self._embedded_documents.add(doc_id)
-        self._pending.extend(zip(document.sentences, document.tokens, strict=True))
-        if len(self._pending) >= FLUSH_SENTENCES:
-            self._flush()
-            # Only here, after a batch: when publishing along the way splits no batch, the batches (and so the
-            # vectors) are those of a run that did not, and of a run resumed after a kill.
-            if self.publish_every is not None and self.clock() - self._last_publish >= self.publish_every:
-                self.publish_finished()
+        self._unwritten += len(document.sentences)
 
     def files(self, doc_id: str | None = None) -> list[IndexedFile]:
         """The files read as a document, its own first and then its identical copies (all files when None)."""
@@ -652,7 +554,7 @@ class IndexWriter:
         heir, doc_id = heirs[0], entry.doc_id
         self.start_next_generation()
         assert self.manifest is not None
-        self._flush()  # its sentences may still wait to be embedded
+        self.settle()  # its points may still be on their way
         new_id = document_id(heir.source)
         self.manifest.forget_file(entry.source)
         self.manifest.move_files(doc_id, new_id)
@@ -706,32 +608,25 @@ class IndexWriter:
         assert self.manifest is not None
         return self.manifest.avg_length
 
-    def _flush(self) -> None:
+    def write_points(self, batch: Sequence[tuple[StoredSentence, list[str]]], vectors: np.ndarray) -> None:
+        """Write the points of documents added: each sentence with its vector, its BM25 vector and its boundary.
+
+        Args:
+            batch: Whole documents' sentences with their terms, each document's consecutive and in order (a
+                document's boundaries need all its vectors).
+            vectors: Their dense vectors, one row each.
+        """
         assert self.manifest is not None and self.store is not None
-        if not self._pending:
+        if not batch:
             return
         if self._avg_length() <= 0:
             # The first batch of a new index: estimate the average length from its
             # 2,048+ sentences (the commit re-weights if the final average differs).
-            lengths = [len(t) for _, t in self._pending]
+            lengths = [len(t) for _, t in batch]
             self.manifest.set_meta(avg_length=sum(lengths) / len(lengths))
-        batch, self._pending = self._pending, []
         avg = self._avg_length()
         counts: Counter[int] = Counter()
         size = self.embedder.batch_size
-        # Embedded shortest first (batches of like length pad least), then measured and written in document
-        # order: a document's boundaries need all its vectors, and it is never split between two flushes.
-        order = sorted(range(len(batch)), key=lambda i: len(batch[i][0].text))
-        vectors = np.zeros((len(batch), self.embedder.dim), dtype=np.float32)
-        recalled = self._kept.recalled
-        for start in range(0, len(order), size):
-            chunk = order[start : start + size]
-            began = time.perf_counter()
-            vectors[chunk] = self._kept.embed_passages([batch[i][0].searchable() for i in chunk])
-            self.report.embed_seconds += time.perf_counter() - began
-            if self.progress:  # within the batch too: one large document is a batch of its own (issue 20, item 8)
-                done = self.report.embedded + start + len(chunk)
-                self.progress("embedding", done, self.report.embedded + len(batch))
         sentences = with_boundaries([sentence for sentence, _ in batch], vectors)
         for start in range(0, len(batch), size):
             points = []
@@ -740,11 +635,16 @@ class IndexWriter:
                 counts.update(sparse.indices)
                 points.append(SentencePoint(sentences[i], vectors[i], sparse))
             self.store.upsert(points)
-            self.report.embedded += len(points)
+            self.report.written += len(points)
             self._since_optimize += len(points)
-        self.report.recalled += self._kept.recalled - recalled
+        self._unwritten -= len(batch)
         self.manifest.add_document_frequencies(counts)
         self._optimize_in_parts()
+
+    def _nothing_on_the_way(self) -> None:
+        """What :attr:`settle` does when no stage writes points: there must be none waiting."""
+        if self._unwritten:
+            raise RuntimeError(f"{self._unwritten} sentences added were never given their points")
 
     def _optimize_in_parts(self) -> None:
         """Build HNSW over what was written once enough points wait (Edge), so no single build grows large."""
@@ -851,6 +751,7 @@ class IndexWriter:
         and written together (none waits when this is called after a batch). BM25's average length stays the
         one the run started with until :meth:`commit` re-weights, and the engine builds its search graph over
         the new points then (or every :data:`OPTIMIZE_EVERY` points): a search meanwhile scores them all.
+        Points still on their way are written first (:attr:`settle`).
         """
         self.update_boundaries()
         if self.tmp is None:
@@ -860,9 +761,10 @@ class IndexWriter:
         self.start_next_generation()
 
     def _publish(self, *, final: bool) -> str:
-        """Flush, close and publish the generation being written; returns its name."""
+        """Write the points on their way, close and publish the generation being written; returns its name."""
+        self.settle()
+        self._nothing_on_the_way()
         assert self.tmp is not None and self.manifest is not None and self.store is not None
-        self._flush()
         sentences, terms = self.manifest.totals()
         actual = terms / sentences if sentences else 0.0
         used = self._avg_length()
@@ -887,11 +789,8 @@ class IndexWriter:
         self.tmp = None
         self._current = name
         self._start_empty = False
-        self._last_publish = self.clock()
         self.report.published = True
         self.report.deleted_generations += generations.sweep(self.root)
-        # Published: nothing kept is needed any more.
-        self._kept.discard()
         return name
 
     def _close_parts(self) -> None:
@@ -907,7 +806,6 @@ class IndexWriter:
 
     def _abandon(self) -> None:
         try:
-            self._kept.close()  # what it holds is for the next run
             self._close_parts()
         except EngineError:
             pass  # closing after a failure must not hide it
