@@ -132,6 +132,9 @@ class KeptVectors(WrappedEmbedder):
         rows = [(key, vector.astype("<f4").tobytes()) for key, vector in zip(keys, vectors, strict=True)]
         try:
             with db:
+                # The connection commits each statement by itself (isolation_level None): BEGIN makes the batch
+                # one transaction, whole or absent after a kill, and one write of the log instead of one a row.
+                db.execute("BEGIN")
                 # Appended in rowid order, without an index: a batch writes a few pages, not one per random key.
                 db.executemany("INSERT INTO kept (key, vector) VALUES (?, ?)", rows)
         except sqlite3.Error:
