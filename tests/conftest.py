@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import portalocker
-import pytest
-from index_files import copy_index
-from scripted_openai import Serve, serving
+# Tests never write the user's own cache folder (~/.cache/selfcrag: the default model converted for onnxruntime,
+# jieba's dictionary): the run keeps its caches in a temporary folder, made by the first process of the run, so
+# the model is converted once per run; pytest-xdist's workers and the tests' subprocesses inherit the variable.
+# Set before selfcrag is imported, as nothing may have read the folder yet.
+_TEST_CACHE = "SELFCRAG_TEST_CACHE_HOME"
+_MADE_TEST_CACHE = _TEST_CACHE not in os.environ
+if _MADE_TEST_CACHE:
+    os.environ[_TEST_CACHE] = tempfile.mkdtemp(prefix="selfcrag-test-cache-")
+os.environ["XDG_CACHE_HOME"] = os.environ[_TEST_CACHE]
 
-from selfcrag.embed.embedders import load_embedder
-from selfcrag.embed.remembered import with_sample_vectors
-from selfcrag.files.sample import sample_kb
-from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
-from selfcrag.llm import budget
-from selfcrag.search.retriever import Retriever
+import portalocker  # noqa: E402 (after the cache folder is chosen)
+import pytest  # noqa: E402
+from index_files import copy_index  # noqa: E402
+from scripted_openai import Serve, serving  # noqa: E402
+
+from selfcrag.embed.embedders import load_embedder  # noqa: E402
+from selfcrag.embed.remembered import with_sample_vectors  # noqa: E402
+from selfcrag.files.sample import sample_kb  # noqa: E402
+from selfcrag.graph.context import Context  # noqa: E402
+from selfcrag.index.ingest import ingest  # noqa: E402
+from selfcrag.llm import budget  # noqa: E402
+from selfcrag.search.retriever import Retriever  # noqa: E402
 
 SAMPLE_KB = sample_kb()
 
@@ -38,6 +50,12 @@ def _no_chat_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     # A question's chat deadline (20 s by default) is real time: on a machine 10x slower than usual a test's
     # verdict would change. Tests about deadlines set their own, or use the virtual clock.
     monkeypatch.setenv("SELFCRAG_QUESTION_DEADLINE", "600")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The process that made the run's cache folder removes it (xdist's workers end before it)."""
+    if _MADE_TEST_CACHE:
+        shutil.rmtree(os.environ.pop(_TEST_CACHE), ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
