@@ -162,6 +162,23 @@ def test_an_ingest_goes_on_with_the_engine_when_onnxruntime_cannot_run_the_model
     np.testing.assert_allclose(embedder.embed_passages(SENTENCES[:40]), engine.passage(SENTENCES[:40]), atol=1e-6)
 
 
+def test_an_ingest_embeds_with_the_runtime_its_context_names_over_the_environment(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, documents: Path, tmp_path: Path
+) -> None:
+    # The Python API's Context(embedding_runtime=...) must reach the ingest, as the CLI's environment does: here
+    # onnxruntime would refuse the model, so a warning would say it was tried.
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented("onnxruntime was asked")
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
+    monkeypatch.setenv(RUNTIME, "onnx-q4")
+    settings = Context(data_dir=str(tmp_path / "index"), embedding_runtime="native").settings()
+    with caplog.at_level(logging.WARNING):
+        summary = ingest([documents], settings)
+    assert summary.embedded >= 40
+    assert not [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+
+
 def test_an_ingest_goes_on_when_the_cache_folder_cannot_be_made(documents: Path, tmp_path: Path) -> None:
     not_a_folder = tmp_path / "cache"
     not_a_folder.write_text("a file where the cache folder would go")

@@ -28,7 +28,7 @@ def demo(data_dir: DataDir = None) -> None:
     The index goes to --data-dir, else $SELFCRAG_DATA_DIR, else .selfcrag/demo; the last line is the command
     that asks it a question of your own.
     """
-    from selfcrag.embed.embedders import load_embedder
+    from selfcrag.embed.embedders import settings_embedder
     from selfcrag.embed.remembered import with_sample_vectors
     from selfcrag.graph.api import Session
     from selfcrag.index.ingest import ingest as run_ingest
@@ -38,12 +38,7 @@ def demo(data_dir: DataDir = None) -> None:
         context = context_for(chosen)
         settings = context.settings()
         # The sample's sentences embed the same in every process: the default model's vectors ship with selfcrag.
-        embedder = load_embedder(
-            settings.embedding_model,
-            settings.embedding_api_key,
-            settings.embedding_base_url,
-            settings.embedding_runtime,
-        )
+        embedder = settings_embedder(settings)
         with progress_reporter() as progress:
             summary = run_ingest([SAMPLE_KB], settings, progress=progress, embedder=with_sample_vectors(embedder))
         out.print(

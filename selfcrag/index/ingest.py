@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfcrag.embed.embedders import Embedder, load_embedder
+from selfcrag.embed.embedders import Embedder, settings_embedder
 from selfcrag.errors import EmbeddingServiceError, UserError
 from selfcrag.files.loaders import (
     SUPPORTED_SUFFIXES,
@@ -351,7 +351,7 @@ def ingest(
     sizes = [_size_of(path) for path in files]
     bar = IngestProgress(progress, sizes)
     if embedder is None:
-        embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
+        embedder = settings_embedder(settings)
     with (
         _writing(settings),
         open_writer(settings, embedder, on_wait=on_wait, progress=bar) as writer,
@@ -442,7 +442,7 @@ def remove(
     """
     named = _named(paths)
     if embedder is None:
-        embedder = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
+        embedder = settings_embedder(settings)
     summary = RemoveSummary()
     with _writing(settings, "the removal"), open_writer(settings, embedder, on_wait=on_wait) as writer:
         if writer.report.rebuilt or writer.report.repaired:

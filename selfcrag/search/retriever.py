@@ -9,7 +9,7 @@ from typing import Literal
 
 import numpy as np
 
-from selfcrag.embed.embedders import Embedder, load_embedder
+from selfcrag.embed.embedders import Embedder, settings_embedder
 from selfcrag.errors import UserError
 from selfcrag.index.engine import open_reader
 from selfcrag.index.points import PROPOSITION, StoredSentence, proposed_from
@@ -113,12 +113,7 @@ class Retriever:
         self.config = config
         self.index: IndexReader = open_reader(settings)
         try:
-            self.embedder: Embedder = embedder or load_embedder(
-                self.index.embedder_name,
-                settings.embedding_api_key,
-                settings.embedding_base_url,
-                settings.embedding_runtime,
-            )
+            self.embedder: Embedder = embedder or settings_embedder(settings, self.index.embedder_name)
         except BaseException:
             self.index.close()
             raise
