@@ -283,6 +283,27 @@ def test_a_kept_vector_that_fails_its_check_is_embedded_again_and_the_others_are
     assert (summary.recalled, summary.embedded) == (3 * model.batch_size - 2, summary.sentences - summary.recalled)
 
 
+def test_vectors_a_killed_ingest_kept_twice_for_one_text_are_all_deleted_once_published(tmp_path):
+    # A text in two batches of one run (a line every document repeats) is kept twice; after the next run
+    # publishes, nothing of the killed run's may stay behind in the file.
+    write_corpus(tmp_path / "kb")
+    for path in sorted((tmp_path / "kb").iterdir()):
+        path.write_text("Every hall is swept on Fridays.\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    with serve(CountingEmbeddings) as url:
+        settings = settings_for(tmp_path / "data", url, publish_every=0)
+        model = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
+        with pytest.raises(OSError):
+            ingest([tmp_path / "kb"], settings, embedder=FailingAfter(model, batches=3))
+        kept = kept_vectors_file(index_root(settings.data_dir))
+        with sqlite3.connect(kept) as db:
+            (rows, keys) = db.execute("SELECT count(*), count(DISTINCT key) FROM kept").fetchone()
+        db.close()
+        assert rows > keys, "the repeated line was kept once only: the case is not made"
+        summary = ingest([tmp_path / "kb"], settings, embedder=model)
+    assert summary.recalled >= keys
+    assert not kept.exists()
+
+
 def test_ingest_stopped_after_publishing_along_the_way_resumes_from_there_to_the_uninterrupted_index(tmp_path):
     folder = tmp_path / "kb"
     folder.mkdir()

@@ -158,11 +158,9 @@ class KeptVectors(WrappedEmbedder):
                         raise
                     _remove(self.path)  # not a file of ours, or damaged: what it held is embedded again
                     db = _connect(self.path)
-                self._earlier = {
-                    key: rowid
-                    for rowid, key in db.execute("SELECT rowid, key FROM kept")
-                    if isinstance(key, bytes) and len(key) == 16
-                }
+                self._earlier, spare = _earlier_rows(db)
+                if spare:
+                    _delete_rows(db, spare)
                 (self._mark,) = db.execute("SELECT coalesce(max(rowid), 0) FROM kept").fetchone()
             except sqlite3.Error:
                 self._off = True  # as for a failed write (see _keep)
@@ -189,11 +187,8 @@ class KeptVectors(WrappedEmbedder):
             if self._db is None:  # closed after a failed write: the rows it kept go all the same
                 _refuse_links(self.path)
             db = self._db or _connect(self.path)
-            with db:
-                db.execute("DELETE FROM kept WHERE rowid > ?", (self._mark,))
-                for start in range(0, len(used), _LOOKUP_CHUNK):
-                    chunk = used[start : start + _LOOKUP_CHUNK]
-                    db.execute(f"DELETE FROM kept WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+            db.execute("DELETE FROM kept WHERE rowid > ?", (self._mark,))
+            _delete_rows(db, used)
             (left, self._mark) = db.execute("SELECT count(*), coalesce(max(rowid), 0) FROM kept").fetchone()
         except (sqlite3.Error, UserError):
             left = 1  # not deleted now: the rows are sound vectors, and the size cap bounds them
@@ -208,6 +203,31 @@ class KeptVectors(WrappedEmbedder):
         self._earlier = {}
         self._opened = False
         _remove(self.path)
+
+
+def _earlier_rows(db: sqlite3.Connection) -> tuple[dict[bytes, int], list[int]]:
+    """The rows an earlier run stored, by key; and the rows no lookup would take.
+
+    Those are a key's second row (a text in two batches of a killed run: within a run a text is embedded as it
+    comes) and rows of no key of ours. No run would use them, so no publish would delete them: they go at once.
+    """
+    earlier: dict[bytes, int] = {}
+    spare: list[int] = []
+    for rowid, key in db.execute("SELECT rowid, key FROM kept ORDER BY rowid"):
+        if isinstance(key, bytes) and len(key) == 16 and key not in earlier:
+            earlier[key] = rowid
+        else:
+            spare.append(rowid)
+    return earlier, spare
+
+
+def _delete_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> None:
+    """Delete rows, in one transaction."""
+    with db:
+        db.execute("BEGIN")
+        for start in range(0, len(rowids), _LOOKUP_CHUNK):
+            chunk = rowids[start : start + _LOOKUP_CHUNK]
+            db.execute(f"DELETE FROM kept WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
