@@ -206,7 +206,13 @@ def held_back_queries(corpus: Path, count: int, seed: int = 7) -> list[str]:
 
 
 def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) -> dict[str, object]:
-    """Ingest the first ``target`` sentences of a corpus (run in a child process)."""
+    """Ingest the first ``target`` sentences of a corpus (run in a child process).
+
+    Resumable: what is finished is published every :data:`PUBLISH_EVERY` seconds and the vectors computed are
+    kept (:mod:`selfcrag.embed.kept_vectors`), so a child stopped at any point is followed by one that skips the
+    documents already indexed and embeds only what is left (``resumed``: their sentences). The 1M row with real
+    vectors takes hours: it may span sessions.
+    """
     from selfcrag.index.documents import prepare_document
     from selfcrag.index.pipeline import PointStage
     from selfcrag.index.writer import IndexWriter
@@ -217,26 +223,54 @@ def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) 
     step = max(target // 10, 1)
     shown = {"embedding": 0}  # every model call is reported: print one line a step
 
+    # The record run_scale keeps beside the index: its seconds move on as this child works, so that a child
+    # killed loses at most a minute of the row's ingest time.
+    try:
+        record: dict[str, object] | None = json.loads((data_dir / _PROGRESS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = None
+    if not isinstance(record, dict):
+        record = None
+    earlier = record.get("seconds") if record is not None else None
+    seconds_before = float(earlier) if isinstance(earlier, int | float) else 0.0
+    noted = [began]
+
     def progress(phase: str, done: int, total: int, detail: str = "", /) -> None:
         if phase != "embedding" or done // step != shown["embedding"] // step:
             shown[phase] = done
             print(f"  {phase} {done:,} ({time.perf_counter() - began:.0f} s)", file=sys.stderr, flush=True)
+        if record is not None and time.perf_counter() - noted[0] >= 60:
+            noted[0] = time.perf_counter()
+            _write_progress(data_dir, {**record, "seconds": seconds_before + noted[0] - began})
 
+    resumed = 0
     with (
         IndexWriter(data_dir, embedder, progress=progress) as writer,
-        PointStage(writer, embedder, progress=progress) as points,
+        PointStage(writer, embedder, progress=progress, publish_every=PUBLISH_EVERY) as points,
     ):
         for doc_id, text, cycle in corpus_documents(corpus):
             if sentences >= target:
                 break
             digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            document = prepare_document(doc_id, f"{corpus}#{doc_id}", text, digest, embedder.max_chars)
-            points.add(document)
-            sentences += document.entry.sentence_count
+            old = writer.known(doc_id)
+            if old is not None and old.content_hash == digest and writer.indexed_now(doc_id):
+                count = old.sentence_count  # indexed by a child stopped before: published along the way
+                resumed += count
+            else:
+                document = prepare_document(doc_id, f"{corpus}#{doc_id}", text, digest, embedder.max_chars)
+                points.add(document)
+                count = document.entry.sentence_count
+            sentences += count
             documents += 1
             passes = cycle
         points.commit()
-    return {"sentences": sentences, "documents": documents, "passes": passes, "seconds": time.perf_counter() - began}
+    return {
+        "sentences": sentences,
+        "documents": documents,
+        "passes": passes,
+        "resumed": resumed,
+        "seconds": time.perf_counter() - began,
+    }
 
 
 def _written_bytes() -> int:
@@ -443,6 +477,35 @@ def _rank_bm25_ms(corpus: Path, target: int, queries: list[str], max_queries: in
     return timings
 
 
+# A scale ingest publishes what it has finished this often, so that a stopped one goes on from there.
+PUBLISH_EVERY = 300.0
+_PROGRESS = "scale-ingest.json"
+
+
+def _write_progress(data_dir: Path, progress: dict[str, object]) -> None:
+    """Record an ingest's corpus, model, seconds so far and whether it finished, beside its index."""
+    (data_dir / _PROGRESS).write_text(json.dumps(progress), encoding="utf-8")
+
+
+def _unfinished_ingest(data_dir: Path, corpus: Path, embedder: str) -> dict[str, object] | None:
+    """What an earlier, stopped ingest of this corpus and model into ``data_dir`` recorded; None for any other.
+
+    Its seconds are added to the row's ingest time: a stopped child records its time every minute, so a kill
+    loses at most a minute of it.
+    """
+    try:
+        progress = json.loads((data_dir / _PROGRESS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(progress, dict) or progress.get("finished") is not False:
+        return None
+    if progress.get("corpus") != str(corpus) or progress.get("embedder") != embedder:
+        return None
+    if not isinstance(progress.get("seconds"), int | float) or not isinstance(progress.get("rss_mb"), int | float):
+        return None
+    return progress
+
+
 def run_scale(
     corpus: Path,
     sizes: list[int],
@@ -487,14 +550,25 @@ def run_scale(
     rows = []
     for target in sizes:
         data_dir = work_dir / f"kb-{target}"
-        shutil.rmtree(data_dir, ignore_errors=True)
         used = embedder if target <= real_embedder_max else STAND_IN
         queries_file = work_dir / f"queries-{used}.json"
         row = ScaleRow(target, embedder=used)
-        log(f"[{target:,}] ingesting with {used}...")
+        # An ingest of this size and model stopped before (a kept --work-dir) goes on; anything else starts anew.
+        unfinished = _unfinished_ingest(data_dir, corpus, used)
+        if unfinished is None:
+            shutil.rmtree(data_dir, ignore_errors=True)
+            unfinished = {"corpus": str(corpus), "embedder": used, "seconds": 0.0, "rss_mb": 0.0}
+            log(f"[{target:,}] ingesting with {used}...")
+        else:
+            log(f"[{target:,}] going on with the ingest stopped after {unfinished['seconds']:.0f} s ({used})...")
+        data_dir.mkdir(parents=True, exist_ok=True)
+        _write_progress(data_dir, {**unfinished, "finished": False})
         result, began, rss = _run_child(["ingest", str(corpus), str(data_dir), str(target), used])
-        row.ingest_s = time.time() - began
-        row.ingest_rss_mb = rss
+        row.ingest_s = float(unfinished["seconds"]) + time.time() - began  # type: ignore[arg-type]
+        row.ingest_rss_mb = max(float(unfinished["rss_mb"]), rss)  # type: ignore[arg-type]
+        _write_progress(
+            data_dir, {**unfinished, "seconds": row.ingest_s, "rss_mb": row.ingest_rss_mb, "finished": True}
+        )
         row.sentences, row.documents, row.passes = (
             int(result["sentences"]),  # type: ignore[call-overload]
             int(result["documents"]),  # type: ignore[call-overload]
