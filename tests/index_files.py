@@ -101,3 +101,18 @@ def same_model_vectors(kept: np.ndarray, fresh: np.ndarray) -> bool:
     similarity = kept @ fresh.T
     own = np.diagonal(similarity)
     return bool(own.min() >= SAME_VECTOR_COSINE and (similarity.argmax(axis=1) == np.arange(len(kept))).all())
+
+
+class FailsAfter(WrappedEmbedder):
+    """Embeds a number of model calls, then raises: a dying endpoint (OSError), a full disk, a Rust panic."""
+
+    def __init__(self, embedder: Embedder, calls: int, error: BaseException | None = None) -> None:
+        super().__init__(embedder)
+        self.calls = calls
+        self.error = error or OSError("the embedding model went away")
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
+        if self.calls == 0:
+            raise self.error
+        self.calls -= 1
+        return self.embedder.embed_passages(texts)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from index_files import FailsAfter
 from loopback import JSONHandler, serve
 
 from selfcrag.embed.embedders import Embedder, WrappedEmbedder, load_embedder
@@ -254,20 +255,6 @@ def test_the_engine_failing_while_the_next_batch_is_embedded_is_one_line_and_kee
     assert kept >= 100, "the vectors of the batches embedded are kept for the next run"
 
 
-class PanicsAfter(WrappedEmbedder):
-    """Embeds a number of model calls, then panics."""
-
-    def __init__(self, embedder: Embedder, calls: int) -> None:
-        super().__init__(embedder)
-        self.calls = calls
-
-    def embed_passages(self, texts):
-        if self.calls == 0:
-            raise Panic("the runtime panicked")
-        self.calls -= 1
-        return self.embedder.embed_passages(texts)
-
-
 def test_a_panic_while_a_batch_is_embedded_surfaces_as_raised_and_leaves_the_previous_index(
     tmp_path, settings, model, small_batches
 ):
@@ -277,25 +264,11 @@ def test_a_panic_while_a_batch_is_embedded_surfaces_as_raised_and_leaves_the_pre
     write_halls(tmp_path / "kb", range(2, 6))
 
     with pytest.raises(Panic):
-        ingest([tmp_path / "kb"], settings, embedder=PanicsAfter(model, calls=1))
+        ingest([tmp_path / "kb"], settings, embedder=FailsAfter(model, calls=1, error=Panic("the runtime panicked")))
 
     assert current(settings) == published
     assert stage_threads() == []
     assert ingest([tmp_path / "kb"], settings, embedder=model).documents == 6
-
-
-class FailsAfter(WrappedEmbedder):
-    """Embeds a number of model calls, then fails as a dying endpoint would."""
-
-    def __init__(self, embedder: Embedder, calls: int) -> None:
-        super().__init__(embedder)
-        self.calls = calls
-
-    def embed_passages(self, texts):
-        if self.calls == 0:
-            raise OSError("the embedding model went away")
-        self.calls -= 1
-        return self.embedder.embed_passages(texts)
 
 
 def test_vectors_kept_by_an_interrupted_ingest_outlive_an_ingest_of_another_folder(tmp_path, settings, model):

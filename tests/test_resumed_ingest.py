@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_runner import selfcrag
+from index_files import FailsAfter
 from loopback import JSONHandler, serve
 
 from selfcrag.embed.embedders import Embedder, WrappedEmbedder, load_embedder
@@ -251,27 +252,13 @@ def test_long_ingest_publishes_its_finished_documents_along_the_way_whole_and_se
     assert all(documents == 3 and whole and best == "hall-00.txt" for documents, whole, best in along), along
 
 
-class FailingAfter(WrappedEmbedder):
-    """Embeds a number of batches, then fails as a dying endpoint or a full disk would."""
-
-    def __init__(self, embedder: Embedder, batches: int) -> None:
-        super().__init__(embedder)
-        self.batches = batches
-
-    def embed_passages(self, texts):
-        if self.batches == 0:
-            raise OSError("the embedding model went away")
-        self.batches -= 1
-        return self.embedder.embed_passages(texts)
-
-
 def test_a_kept_vector_that_fails_its_check_is_embedded_again_and_the_others_are_not(tmp_path):
     write_corpus(tmp_path / "kb")
     with serve(CountingEmbeddings) as url:
         settings = settings_for(tmp_path / "data", url, publish_every=0)
         model = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
         with pytest.raises(OSError):
-            ingest([tmp_path / "kb"], settings, embedder=FailingAfter(model, batches=3))
+            ingest([tmp_path / "kb"], settings, embedder=FailsAfter(model, calls=3))
         kept = kept_vectors_file(index_root(settings.data_dir))
         with sqlite3.connect(kept) as db:
             assert db.execute("SELECT count(*) FROM kept").fetchone() == (3 * model.batch_size,)
@@ -293,7 +280,7 @@ def test_vectors_a_killed_ingest_kept_twice_for_one_text_are_all_deleted_once_pu
         settings = settings_for(tmp_path / "data", url, publish_every=0)
         model = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
         with pytest.raises(OSError):
-            ingest([tmp_path / "kb"], settings, embedder=FailingAfter(model, batches=3))
+            ingest([tmp_path / "kb"], settings, embedder=FailsAfter(model, calls=3))
         kept = kept_vectors_file(index_root(settings.data_dir))
         with sqlite3.connect(kept) as db:
             (rows, keys) = db.execute("SELECT count(*), count(DISTINCT key) FROM kept").fetchone()
@@ -316,7 +303,7 @@ def test_ingest_stopped_after_publishing_along_the_way_resumes_from_there_to_the
         model = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
         first_batch = -(-2100 // model.batch_size)
         with pytest.raises(OSError):
-            ingest([folder], settings, embedder=FailingAfter(model, first_batch + 10), clock=lambda: next(ticks))
+            ingest([folder], settings, embedder=FailsAfter(model, first_batch + 10), clock=lambda: next(ticks))
         resumed = ingest([folder], settings, embedder=model, clock=lambda: next(ticks))
         ingest([folder], settings_for(tmp_path / "reference", url, publish_every=0), embedder=model)
     assert (resumed.unchanged, resumed.added) == (3, 2)
