@@ -141,6 +141,17 @@ def test_a_linked_heading_gives_its_words_as_the_section(real_kb: Path) -> None:
     assert passage["section"] == ["tidyfeed", "Installation"]
 
 
+def test_a_logo_over_an_underline_titles_the_document_by_its_alt_text(real_kb: Path) -> None:
+    [passage, *_] = search(real_kb, "inkwell users mailing list questions answered", "inkwell-README.md")
+    assert passage["title"] == "inkwell"  # "![inkwell](…/logo.png)" over "===": a heading of only a logo
+    assert passage["section"] == ["inkwell", "Community"]
+
+
+def test_a_link_reference_definition_is_not_read(real_kb: Path) -> None:
+    passages = search(real_kb, "ci.inkwell.example.org continuous integration test suite", "inkwell-README.md")
+    assert not any("]: https://" in p["text"] for p in passages), passages  # rendered, it shows nothing
+
+
 def test_an_underlined_question_is_a_heading_of_its_section(real_kb: Path) -> None:
     [passage, *_] = search(real_kb, "deleted files trash 30 days", "faq.md")
     assert passage["section"][-1] == "How long are deleted files kept?"
@@ -194,6 +205,11 @@ def test_a_navigation_or_breadcrumb_line_is_not_quoted(real_kb: Path, question: 
     assert "Previous:" not in quoted(answer)  # the page's navigation panel is no text of it
     assert "Home > Manuals" not in answer_text(answer)  # the breadcrumb is text, but never an answer
     assert "Docs » Corvid" not in quoted(answer)
+
+
+def test_a_row_of_badges_is_not_quoted(real_kb: Path) -> None:
+    answer = ask(real_kb, "What is the build status of inkwell's development branch?")
+    assert "[![" not in quoted(answer)  # "[![Build Status][ciDevBadge]][ciDevLink]": pictures, not words
 
 
 def test_the_sentence_that_answers_is_quoted_not_a_readmes_opening_line(real_kb: Path) -> None:

@@ -4,7 +4,8 @@ A README mixes HTML into Markdown: a centred ``<h1>`` banner, ``<abbr
 title="…">SSH</abbr>``, ``<br>``, comments. Rendered, a reader sees the words;
 quoted raw, an answer would show the tags. Outside code (fences and backtick
 spans) comments are removed, an ``<h1>``-``<h6>`` block becomes a ``#`` heading,
-and every other tag is removed, leaving its text.
+and every other tag is removed, leaving its text. A link reference definition
+(``[ci]: https://…``) shows nothing rendered: its line is left empty.
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ _HTML_HEADING = re.compile(r"<h([1-6])\b[^<>]*>([\s\S]{0,2000}?)</h\1\s*>", re.I
 _TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>")
 # Tags that end a line of text: what stood either side of them is not one sentence.
 _BREAKS = frozenset("br p div section article header footer table tr li ul ol dl dd dt hr blockquote details".split())
+# A link reference definition (``[ci]: https://… "title"``): a renderer shows nothing of it, only links use it.
+# ``[^1]: …`` is a footnote, which is shown.
+_REFERENCE_DEFINITION = re.compile(r" {0,3}\[(?!\^)[^\[\]]+\]:[ \t]*<?\S+>?(?:[ \t]+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?[ \t]*")
 _BACKTICKS = re.compile(r"`+")
 _SPACES = re.compile(r"\s+")
 
 
 def markdown_text(source: str) -> str:
-    """Remove the HTML from a Markdown document's text, outside its code.
+    """Remove the HTML and the link reference definitions from a Markdown document's text, outside its code.
 
     Args:
         source: The Markdown file's text.
@@ -36,7 +40,8 @@ def markdown_text(source: str) -> str:
     Returns:
         The text, with HTML comments removed, ``<h2>Usage</h2>`` written as ``## Usage``
         and other tags removed (``<abbr title="Secure Shell">SSH</abbr>`` is ``SSH``); a
-        ``<br>``, ``<p>`` or ``<div>`` tag ends a line. Fenced code and `` `code` `` keep their text.
+        ``<br>``, ``<p>`` or ``<div>`` tag ends a line; a ``[ci]: https://…`` line is left empty.
+        Fenced code and `` `code` `` keep their text.
     """
     out: list[str] = []
     prose: list[str] = []
@@ -63,7 +68,8 @@ def _without_html(text: str) -> str:
     """The HTML of prose (no fenced code in it) as the text a reader sees."""
     text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     text = _HTML_HEADING.sub(_as_heading, text)
-    return "\n".join(_without_tags(line) for line in text.split("\n"))
+    # A reference definition's line stays, empty: line numbers stay the file's.
+    return "\n".join("" if _REFERENCE_DEFINITION.fullmatch(line) else _without_tags(line) for line in text.split("\n"))
 
 
 def _as_heading(m: re.Match[str]) -> str:

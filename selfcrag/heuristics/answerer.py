@@ -48,8 +48,10 @@ _LIST_QUESTION = re.compile(
 _SECTION_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?\d+(?:\.\d+)*[.)、]?\s")
 # Dot leaders of a table of contents (". . . . 22", "……… 22").
 _LEADERS = re.compile(r"(?:\.\s*){4,}|…{2,}|·{4,}|_{6,}")
-# A line of Markdown links and nothing else (a table of contents, a row of badges).
-_LINK = r"!?\[(?:[^\[\]]|!\[[^\[\]]*\]\([^()]*\))*\](?:\([^()]*\)|\[[^\[\]]*\])"
+# A line of Markdown links and nothing else (a table of contents, a row of badges). An image inside a link, and
+# the link itself, may name its target inline or by reference: ``[![Build Status][badge]][ci]``.
+_LINK_TARGET = r"(?:\([^()]*\)|\[[^\[\]]*\])"
+_LINK = rf"!?\[(?:[^\[\]]|!\[[^\[\]]*\]{_LINK_TARGET})*\]{_LINK_TARGET}"
 _LINKS_ONLY = re.compile(rf"(?:[-*+•]\s+|\d+[.)]\s+)?(?:{_LINK}[\s,|·•]*)+$")
 # A table-of-contents entry without leaders: a section number, a few words, a page number.
 _TOC_ENTRY = re.compile(r"\d+(?:\.\d+)*\.?\s+[^.!?。！？\d]{1,60}\s+\d{1,4}$")

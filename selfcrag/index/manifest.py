@@ -38,9 +38,10 @@ FORMAT_VERSION = 1
 # 5: a numbered title directly over its text, "2.1 包装清单" then "音箱主机一台…", is a heading too;
 # 6: every sentence keeps where it stands in the original, its pages, slide, rows or lines, and the path shown
 # for its file: an unchanged document split the same has only that written into its points, with no embedding;
-# 7: a Word or OpenDocument text's table rows stand on their table and row, and its footnotes and endnotes are read).
+# 7: a Word or OpenDocument text's table rows stand on their table and row, and its footnotes and endnotes are read;
+# 8: a Markdown file's link reference definitions are not read, and a heading of only a logo is its alt text).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
-INDEXING_VERSION = 7
+INDEXING_VERSION = 8
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -250,9 +250,14 @@ def without_links(text: str) -> str:
         text: A heading or a line of Markdown.
 
     Returns:
-        The text with each link replaced by its text, each image and each HTML tag removed.
+        The text with each link replaced by its text, each image and each HTML tag removed; when only images
+        hold words (a logo above its ``===`` underline), their alt texts (``![libsodium](logo.png)`` is
+        ``libsodium``).
     """
-    return _HTML_TAG.sub("", _LINK.sub(lambda m: "" if m.group(1) else m.group(2), text))
+    words = _HTML_TAG.sub("", _LINK.sub(lambda m: "" if m.group(1) else m.group(2), text))
+    if words.strip():
+        return words
+    return _HTML_TAG.sub("", _LINK.sub(lambda m: m.group(2), text))
 
 
 def is_markdown_structure(line: str) -> bool:
