@@ -1,5 +1,8 @@
 import subprocess
 import sys
+import threading
+
+import snowballstemmer
 
 from selfcrag.index.tokenize import detect_language, tokenize
 
@@ -70,3 +73,43 @@ def test_an_english_possessive_is_its_word():
     assert tokenize("the kettle's cord") == tokenize("the kettle cord") == ["kettl", "cord"]
     assert tokenize("Harborview’s office") == tokenize("Harborview office")
     assert tokenize("the 1990's") == ["1990's"]  # a decade, not a possessive
+
+
+def test_threads_tokenising_at_once_get_the_stems_one_thread_gets() -> None:
+    """The ingest tokenises on its reading thread while the main thread does too: a shared stemmer mixed their words.
+
+    Found on 47 files of /usr/share/doc: ``IndexError: string index out of range`` inside snowballstemmer ended
+    an ingest. Switching threads every microsecond puts a switch inside nearly every stem of a shared stemmer.
+    """
+    bases = [
+        f"{stem}{ending}"
+        for stem in ("connect", "relat", "generat", "condition", "hop", "stud", "nation")
+        for ending in ("ing", "ed", "ion", "ions", "ional", "ively", "ness", "ies", "er", "ers", "izations")
+    ]
+    # Words of this test alone, and other words on each thread: each is stemmed, none comes from the cache.
+    words = {n: [f"{base}{letter * k}" for k in range(1, 30) for base in bases] for n, letter in enumerate("qvwz")}
+    alone = snowballstemmer.stemmer("english")
+    expected = {n: [alone.stemWord(word) for word in some] for n, some in words.items()}
+    results: dict[int, object] = {}
+
+    def stem_all(n: int) -> None:
+        try:
+            results[n] = [term for word in words[n] for term in tokenize(word)]
+        except BaseException as error:  # the IndexError of a mixed-up stemmer
+            results[n] = error
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=stem_all, args=(n,)) for n in words]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    wrong = {
+        n: sum(a != b for a, b in zip(results[n], expected[n])) if isinstance(results[n], list) else results[n]
+        for n in words
+    }
+    assert all(results[n] == expected[n] for n in words), wrong

@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 from functools import lru_cache
 from pathlib import Path
 
@@ -50,7 +51,10 @@ EN_STOPWORDS = frozenset(
     most other some such only own same just also s t don't doesn't isn't""".split()
 )
 
-_stemmer = snowballstemmer.stemmer("english")
+# A Snowball stemmer keeps the word it is working on in itself, so one shared by threads mixes their words
+# (an IndexError inside snowballstemmer, or a wrong stem): the ingest reads ahead on a thread of its own while
+# the main thread tokenises, and a server answers on several. One stemmer a thread.
+_stemmers = threading.local()
 
 
 def detect_language(text: str) -> str:
@@ -195,7 +199,10 @@ def cut_chinese(run: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
 def tokenize(text: str) -> list[str]:
