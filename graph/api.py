@@ -375,11 +375,13 @@ def stream_ask(
     withdraws the tokens of the current attempt: its reply failed (a dropped
     stream, an empty reply, the wrong language) and another attempt or the
     offline answer follows, or the support check rejected the draft (step
-    ``check_support``) and a regeneration or the closest evidence follows.
-    The final ``("answer", Answer)`` is authoritative: its ``status`` says
-    whether it is an answer (``answered``, ``direct``) or not
-    (``closest_evidence``, ``not_found``), and its ``answer`` is the text to
-    show, which a partly supported draft was cut to.
+    ``check_support``) and a regeneration or the closest evidence follows,
+    or cut it to its supported sentences. Tokens no ``retract`` follows are
+    the final answer as written. The final ``("answer", Answer)`` is
+    authoritative: its ``status`` says whether it is an answer
+    (``answered``, ``direct``) or not (``closest_evidence``,
+    ``not_found``), and its ``answer`` is the text to show, which a partly
+    supported draft was cut to.
 
     Args:
         question: The question.

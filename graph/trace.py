@@ -35,7 +35,10 @@ def record(runtime: Runtime[Any], step: str, decision: str, **details: Any) -> l
 
 
 def retract(runtime: Runtime[Any], step: str, reason: str) -> None:
-    """Withdraw the tokens a step has streamed so far: its reply failed, another attempt or the offline answer follows.
+    """Withdraw the tokens a step has streamed so far: they are not the answer, which comes after them.
+
+    A reply failed (another attempt or the offline answer follows), or the support check rejected the draft or
+    cut it to its supported sentences (the final answer holds them).
 
     ``stream_ask`` turns the event into ``("retract", {"step", "reason"})``;
     a display drops the text of the step it has shown.

@@ -23,6 +23,7 @@ from selfcrag.prompts.support import SUPPORT_SYSTEM, SUPPORT_USER
 WITHDRAWN = {
     "unsupported": "not supported by the sources",
     "unconfirmed": "not confirmed by the sources; the closest evidence follows",
+    "partially": "only partly supported by the sources; the supported sentences follow",
 }
 
 
@@ -139,6 +140,8 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         else join_cited(kept, _separator(state.draft, question))
     )
     if verdict == "partially":
+        # The whole draft has streamed, the sentences cut with it: the final answer event holds what is kept.
+        retract(runtime, "check_support", WITHDRAWN[verdict])
         language = detect_language(question)
         note = replies.MISSING[language].format(missing=missing) if missing else replies.UNVERIFIED_REMOVED[language]
         answer = f"{answer}\n\n{note}"

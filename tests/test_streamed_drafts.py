@@ -11,12 +11,16 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+from scripted_openai import Reply, Serve, WorkflowScript
 
 from selfcrag.graph.api import Answer, stream_ask
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCESS = "How long is an Aurora access token valid?"
+LOGS = "How long are application logs kept?"
 # The knobs, as an application's environment would set them (a value given explicitly wins over these).
 UNREACHABLE = {"answer_similarity": 1.0, "answer_coverage": 1.0}
 UNREACHABLE_ENV = {f"SELFCRAG_{name.upper()}": str(value) for name, value in UNREACHABLE.items()}
@@ -96,3 +100,23 @@ def test_a_confirmed_answer_streams_without_a_retraction(kb_dir: Path) -> None:
     assert final.status == "answered"
     assert "retract" not in [kind for kind, _ in events]
     assert "".join(value for kind, value in events if kind == "token") == final.answer
+
+
+def test_a_draft_the_support_check_cuts_is_retracted_and_the_answer_holds_what_it_kept(
+    serve: Serve, endpoint: Callable[[str], None], kb_dir: Path
+) -> None:
+    # The chat model's draft says one thing its source says, and one it does not; its judge keeps the first.
+    draft = "Application logs are kept for 90 days. [1] They are archived to tape afterwards. [1]"
+    partly = '{"verdict": "partially", "unsupported_sentences": [2], "missing": "archiving"}'
+    endpoint(serve(WorkflowScript(draft, SupportJudgement=[Reply(partly)])).url)
+    events = list(stream_ask(LOGS, data_dir=kb_dir))
+    kinds = [kind for kind, _ in events]
+    final = events[-1][1]
+    assert final.status == "answered" and "90 days" in final.answer and "tape" not in final.answer
+    last_token = len(kinds) - 1 - kinds[::-1].index("token")
+    assert "".join(value for kind, value in events[: last_token + 1] if kind == "token") == draft
+    # The cut sentence streamed: the events after it say the tokens are not the answer, which the last event holds.
+    retractions = [value for kind, value in events[last_token:] if kind == "retract"]
+    assert retractions == [
+        {"step": "check_support", "reason": "only partly supported by the sources; the supported sentences follow"}
+    ]

@@ -509,7 +509,8 @@ class AnswerStream:
             if self.echo:
                 self._write(payload)
         elif kind == "retract":
-            # The support check's own trace step withdraws its draft, in its words (below).
+            # The support check's own trace step withdraws a draft it rejects, in its words (below); a draft it cut
+            # is replaced by the final answer (finish).
             if payload.get("step") != "check_support":
                 self._withdraw(f"withdrawn: {payload.get('reason', 'the reply failed')}")
         elif kind == "trace":
