@@ -35,7 +35,7 @@ from selfcrag.index.points import join_sentences
 from selfcrag.index.tokenize import detect_language
 from selfcrag.nodes.grade_documents import corrective_action
 from selfcrag.prompts import replies
-from selfcrag.spans import Citation, KnowledgeItem, Passage, join_places, located
+from selfcrag.spans import Citation, KnowledgeItem, Passage, located
 
 CLOSEST_SHOWN = 3
 
@@ -250,7 +250,7 @@ def _cited(n: int, excerpt: Excerpt, text: str) -> Citation:
     return Citation(
         n=n,
         source=item["source"],
-        **located(item["path"], join_places([strip["place"] for strip in excerpt.strips]), item["also"]),
+        **located(item["path"], excerpt.place, item["also"]),
         title=item["title"],
         section=list(item["section"]),
         first=excerpt.first,

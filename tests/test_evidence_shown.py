@@ -3,7 +3,8 @@
 When an answer cannot be confirmed, the evidence shown is what a person has to go on: a FAQ's question without
 the lines answering it, a passage a rewritten query found shown before what the question itself found, a route
 that says "graded correct" over evidence graded lower, or an option list dropped for being one long sentence,
-each left the person with nothing. Each test builds its own index with ``selfcrag ingest``; each failed on 31ad0ad.
+each left the person with nothing; and a sentence cut to fit must be cited by the lines shown, not all of its own.
+Each test builds its own index with ``selfcrag ingest``; each failed on 31ad0ad (the cut's lines, on fb27486).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_runner import selfcrag
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -189,3 +191,27 @@ def test_a_long_sentence_holding_the_answer_is_cut_around_it_rather_than_dropped
     answer = ask(tmp_path, "How do I make asn1Parser only validate a definitions file?")
     assert "-c, --check checks the syntax only" in answer["answer"]
     assert sum(len(c["quote"]) for c in answer["citations"]) <= 400  # the two best sentences' budget, at most
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I make asn1Parser only validate a definitions file?",  # the option list, cut after its sixth line
+        "What is the home page of GNU Libtasn1?",  # the wrapped description, cut to its second line
+    ],
+)
+def test_a_cut_sentence_is_cited_by_the_lines_it_shows(tmp_path: Path, question: str) -> None:
+    # The option list's cut "-c, --check … help-libtasn1@gnu.org …" was cited "lines 11–18", the two lines after
+    # it (the home pages) included: a person opening the file there looks for what the quote left out.
+    ingest(tmp_path, {"libtasn1-utilities.txt": ASN1_UTILITIES})
+    answer = ask(tmp_path, question)
+    lines = ASN1_UTILITIES.splitlines()
+    cut = [c for c in answer["citations"] if "…" in c["quote"]]
+    assert cut, answer["answer"]  # the case to show: a sentence too long for the budget, cut
+    for citation in answer["citations"]:
+        place = citation["place"]
+        named = " ".join(" ".join(lines[place["first"] - 1 : place["last"]]).split())
+        assert named == citation["quote"].strip("… "), (citation["where"], citation["quote"])
+        assert citation["where"] == (
+            f"line {place['first']}" if place["first"] == place["last"] else f"lines {place['first']}–{place['last']}"
+        )

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 from selfcrag.heuristics.answerer import answer_weight
-from selfcrag.heuristics.excerpts import APART, Excerpt, cut_around_best, grow, is_question_line, sentence_parts
+from selfcrag.heuristics.excerpts import APART, Cut, Excerpt, cut_around_best, grow, is_question_line, sentence_parts
 from selfcrag.heuristics.signals import QuestionProfile
 from selfcrag.spans import KnowledgeItem, Strip
 
@@ -99,11 +99,11 @@ def closest_evidence(
         if chosen and used + len(strip["text"]) > limit:
             # One of the two best is cut to fit rather than dropped; past them, a whole sentence that fits is worth
             # more than part of one (on the paraphrase set, a cut third sentence took the room of the answer).
-            cut = _cut_to_fit(strip, limit - used, score_parts) if len(chosen) < 2 else ""
-            if cut:
+            cut = _cut_to_fit(strip, limit - used, score_parts) if len(chosen) < 2 else None
+            if cut is not None:
                 chosen.append(Excerpt(item, [strip], cut=cut))
                 shown.add(strip["text"])
-                used += len(cut)
+                used += len(cut.text)
             continue
         chosen.append(excerpt := Excerpt(item, [strip]))
         shown.add(strip["text"])
@@ -125,12 +125,12 @@ def closest_evidence(
     return sorted(merged, key=lambda excerpt: excerpt.item["n"] in later)
 
 
-def _cut_to_fit(strip: Strip, room: int, score_parts: Callable[[Sequence[str]], list[float]] | None) -> str:
-    """A sentence too long for the room left, cut to its best part and those around it; empty when it cannot be."""
+def _cut_to_fit(strip: Strip, room: int, score_parts: Callable[[Sequence[str]], list[float]] | None) -> Cut | None:
+    """A sentence too long for the room left, cut to its best part and those around it; None when it cannot be."""
     if score_parts is None or strip["kind"] in APART:
-        return ""
+        return None
     parts = sentence_parts(strip["text"])
-    return cut_around_best(parts, score_parts(parts), room) if len(parts) > 1 else ""
+    return cut_around_best(parts, score_parts(parts), room) if len(parts) > 1 else None
 
 
 def _merge_adjacent(excerpts: list[Excerpt]) -> list[Excerpt]:
@@ -143,7 +143,11 @@ def _merge_adjacent(excerpts: list[Excerpt]) -> list[Excerpt]:
     merged: list[Excerpt] = []
     for excerpt in excerpts:
         for kept in merged:
-            apart = kept.cut or excerpt.cut or any(strip["kind"] in APART for strip in (*kept.strips, *excerpt.strips))
+            apart = (
+                kept.cut is not None
+                or excerpt.cut is not None
+                or any(strip["kind"] in APART for strip in (*kept.strips, *excerpt.strips))
+            )
             # A FAQ's question opens an item of its own: the answer before it belongs to the previous question.
             following = excerpt if kept.last + 1 == excerpt.first else kept
             apart = apart or is_question_line(following.strips[0]["text"])

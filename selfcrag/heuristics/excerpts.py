@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from selfcrag.spans import KnowledgeItem, Strip
+from selfcrag.spans import KnowledgeItem, PlaceRange, Strip, join_places
 from selfcrag.split.sentences import join_wrapped_lines
 
 # Kinds of sentence an excerpt never grows into or from: they stand apart from the sentences around them.
@@ -26,6 +26,21 @@ _ITEM_NUMBER = re.compile(r"\s*(\d{1,3})[.)、．]\s")
 _CLAUSE_END = re.compile(r"(?<=[,;，；、])\s*")
 
 
+@dataclass(frozen=True)
+class Cut:
+    """The part of a sentence too long for the budget that is shown: some of its parts (:func:`sentence_parts`).
+
+    Attributes:
+        text: What is shown: the parts kept, on one line, with "…" where the sentence goes on.
+        first: The first part kept (its index among the sentence's parts).
+        last: The last part kept.
+    """
+
+    text: str
+    first: int
+    last: int
+
+
 @dataclass
 class Excerpt:
     """Consecutive sentences of one knowledge item, shown together.
@@ -33,12 +48,12 @@ class Excerpt:
     Attributes:
         item: The knowledge item (or scored passage) they come from.
         strips: The sentences, in document order, positions consecutive.
+        cut: When set, the excerpt is one sentence too long for the budget, and this part of it is shown.
     """
 
     item: KnowledgeItem
     strips: list[Strip]
-    cut: str = ""
-    """When set, the part of a sentence too long for the budget that is shown (see :func:`cut_to_fit`)."""
+    cut: Cut | None = None
 
     @property
     def first(self) -> int:
@@ -53,7 +68,13 @@ class Excerpt:
     @property
     def text(self) -> str:
         """The sentences as the document has them (its own spacing between them), on one line; or the cut shown."""
-        return self.cut or excerpt_text(self.item, self.strips)
+        return self.cut.text if self.cut is not None else excerpt_text(self.item, self.strips)
+
+    @property
+    def place(self) -> PlaceRange | None:
+        """Where what is shown stands in the original: its sentences' places, or the lines of the cut kept."""
+        place = join_places([strip["place"] for strip in self.strips])
+        return place if self.cut is None else cut_place(self.strips[0], self.cut, place)
 
 
 def is_question_line(text: str) -> bool:
@@ -139,7 +160,7 @@ def grow(excerpt: Excerpt, before: bool, budget: int, shown: set[str]) -> int:
     Returns:
         The characters added (0 when nothing was).
     """
-    if excerpt.cut or any(s["kind"] in APART for s in excerpt.strips):
+    if excerpt.cut is not None or any(s["kind"] in APART for s in excerpt.strips):
         return 0  # a table or code block is shown as it is, alone; a cut sentence has used its budget
     by_position = {s["position"]: s for s in excerpt.item["strips"]}
     neighbour = by_position.get(excerpt.first - 1 if before else excerpt.last + 1)
@@ -171,7 +192,7 @@ def sentence_parts(text: str) -> list[str]:
     return [part for part in _CLAUSE_END.split(text.strip()) if part]
 
 
-def cut_around_best(parts: Sequence[str], scores: Sequence[float], max_chars: int) -> str:
+def cut_around_best(parts: Sequence[str], scores: Sequence[float], max_chars: int) -> Cut | None:
     """Cut a sentence down to its best part and the parts around it, as many as fit.
 
     Args:
@@ -180,16 +201,15 @@ def cut_around_best(parts: Sequence[str], scores: Sequence[float], max_chars: in
         max_chars: Characters the cut may have.
 
     Returns:
-        The parts kept, on one line, with "…" where the sentence goes on; empty when even the best part does
-        not fit, or the sentence has a single part.
+        The parts kept; None when even the best part does not fit, or the sentence has a single part.
     """
     if len(parts) < 2:
-        return ""
+        return None
     best = max(range(len(parts)), key=lambda i: (scores[i], -i))
     first = last = best
     used = len(parts[best]) + 4  # the two "…" marks
     if used > max_chars:
-        return ""
+        return None
     grown = True
     while grown:
         grown = False
@@ -200,7 +220,39 @@ def cut_around_best(parts: Sequence[str], scores: Sequence[float], max_chars: in
                 first, last = min(first, at), max(last, at)
                 grown = True
     kept = join_wrapped_lines("\n".join(parts[first : last + 1]))
-    return ("… " if first > 0 else "") + kept + (" …" if last < len(parts) - 1 else "")
+    return Cut(("… " if first > 0 else "") + kept + (" …" if last < len(parts) - 1 else ""), first, last)
+
+
+def cut_place(strip: Strip, cut: Cut, place: PlaceRange | None) -> PlaceRange | None:
+    """Where the part of a sentence that a cut keeps stands: the lines of its parts, in a text file.
+
+    A sentence of several lines is cut at its lines (:func:`sentence_parts`), so the parts kept stand on lines of
+    their own; a sentence of one line is cut at its clauses, all on that line. A page or slide cannot be told
+    apart within a sentence: there the sentence's place is kept.
+
+    Args:
+        strip: The sentence cut.
+        cut: What it was cut to.
+        place: The sentence's place.
+
+    Returns:
+        The lines of the parts kept; ``place`` itself when it is not of lines, or its lines are not the text's.
+    """
+    lines = strip["text"].split("\n")
+    if place is None or place["kind"] != "line" or len(lines) != place["last"] - place["first"] + 1:
+        return place
+    written = [i for i, line in enumerate(lines) if line.strip()]
+    if not written:
+        return place
+    first, last = (written[cut.first], written[cut.last]) if len(written) > 1 else (written[0], written[0])
+    return PlaceRange(
+        kind="line",
+        first=place["first"] + first,
+        last=place["first"] + last,
+        first_label=None,
+        last_label=None,
+        sheet=None,
+    )
 
 
 def answer_excerpt(item: KnowledgeItem, strip: Strip, max_chars: int) -> Excerpt:
