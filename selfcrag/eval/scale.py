@@ -252,8 +252,8 @@ def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) 
             if sentences >= target:
                 break
             digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            old = writer.known(doc_id)
-            if old is not None and old.content_hash == digest and writer.indexed_now(doc_id):
+            old = writer.up_to_date(doc_id, digest)
+            if old is not None:
                 count = old.sentence_count  # indexed by a child stopped before: published along the way
                 resumed += count
             else:
@@ -305,8 +305,7 @@ def update_child(corpus: Path, data_dir: Path, documents: int, extra: int, embed
     began = time.perf_counter()
     with IndexWriter(data_dir, embedder) as writer, PointStage(writer, embedder) as points:
         for doc_id, text, digest in texts:
-            old = writer.known(doc_id)
-            if old is not None and old.content_hash == digest and writer.indexed_now(doc_id):
+            if writer.up_to_date(doc_id, digest) is not None:
                 continue
             points.add(prepare_document(doc_id, f"{corpus}#{doc_id}", text, digest, embedder.max_chars))
         points.commit()

@@ -535,6 +535,14 @@ def _ingest_files(
         doc_id = document_id(str(loaded.path))
         seen.add(doc_id)
         digest = read.digest
+        current = writer.up_to_date(doc_id, digest)
+        if current is not None:
+            writer.describe(indexed_file(loaded, doc_id, (shown or {}).get(path), size))
+            summary.unchanged += 1
+            bar.file_read(size)
+            if plan is not None and not has_propositions(writer.known(propositions_id(doc_id)), current):
+                plan.offer(read.prepared(max_chars, (shown or {}).get(path)))
+            continue
         old = writer.known(doc_id)
         same_text = old is not None and old.content_hash == digest
         original = None if same_text else writer.original_of(digest, doc_id)

@@ -365,6 +365,18 @@ class IndexWriter:
         """Whether a document was read, split and tokenised by this version (:data:`INDEXING_VERSION`)."""
         return self.manifest is not None and self.manifest.indexing_version(doc_id) == INDEXING_VERSION
 
+    def up_to_date(self, doc_id: str, content_hash: str) -> DocumentEntry | None:
+        """The indexed version of a document when it holds this text and this version indexed it, else None.
+
+        Such a document has nothing to split, tokenise or embed again.
+
+        Args:
+            doc_id: The document.
+            content_hash: Its text's :func:`~selfcrag.index.records.content_hash`, as read now.
+        """
+        old = self.known(doc_id)
+        return old if old is not None and old.content_hash == content_hash and self.indexed_now(doc_id) else None
+
     def holds(self, old: DocumentEntry, document: PreparedDocument) -> bool:
         """Whether a document's stored points are the sentences it would be written as now.
 
