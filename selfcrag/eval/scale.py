@@ -38,6 +38,7 @@ documents, which are never ingested.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -54,6 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from selfcrag.embed.embedders import Embedder
+from selfcrag.embed.model_cache import read_cached, write_cached
 from selfcrag.index.store import APPROXIMATE, EXACT, DenseSearch
 
 HELD_BACK = 300
@@ -225,12 +227,7 @@ def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) 
 
     # The record run_scale keeps beside the index: its seconds move on as this child works, so that a child
     # killed loses at most a minute of the row's ingest time.
-    try:
-        record: dict[str, object] | None = json.loads((data_dir / _PROGRESS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        record = None
-    if not isinstance(record, dict):
-        record = None
+    record = _read_progress(data_dir)
     earlier = record.get("seconds") if record is not None else None
     seconds_before = float(earlier) if isinstance(earlier, int | float) else 0.0
     noted = [began]
@@ -481,9 +478,43 @@ PUBLISH_EVERY = 300.0
 _PROGRESS = "scale-ingest.json"
 
 
+@contextlib.contextmanager
+def _opened(folder: Path) -> Iterator[int]:
+    """A descriptor of a folder, closed on leaving."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
 def _write_progress(data_dir: Path, progress: dict[str, object]) -> None:
-    """Record an ingest's corpus, model, seconds so far and whether it finished, beside its index."""
-    (data_dir / _PROGRESS).write_text(json.dumps(progress), encoding="utf-8")
+    """Record an ingest's corpus, model, seconds so far and whether it finished, beside its index.
+
+    Written aside and renamed into place, as the model cache writes its files: a link planted at the name in a kept
+    ``--work-dir`` is replaced, never written through (its family is its own name: no other file is removed).
+
+    Raises:
+        OSError: The record could not be written.
+    """
+    with _opened(data_dir) as folder:
+        written = write_cached(folder, _PROGRESS, json.dumps(progress).encode("utf-8"), family=_PROGRESS)
+    if not written:
+        raise OSError(f"could not write {data_dir / _PROGRESS}")
+
+
+def _read_progress(data_dir: Path) -> dict[str, object] | None:
+    """What :func:`_write_progress` recorded beside an index; None when missing, damaged, or not a file of ours.
+
+    A link at the name is not followed: selfcrag never makes one, so what it leads to is no record of this run.
+    """
+    try:
+        with _opened(data_dir) as folder:
+            data = read_cached(folder, _PROGRESS)
+        record = json.loads(data) if data is not None else None
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _unfinished_ingest(data_dir: Path, corpus: Path, embedder: str) -> dict[str, object] | None:
@@ -492,11 +523,8 @@ def _unfinished_ingest(data_dir: Path, corpus: Path, embedder: str) -> dict[str,
     Its seconds are added to the row's ingest time: a stopped child records its time every minute, so a kill
     loses at most a minute of it.
     """
-    try:
-        progress = json.loads((data_dir / _PROGRESS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(progress, dict) or progress.get("finished") is not False:
+    progress = _read_progress(data_dir)
+    if progress is None or progress.get("finished") is not False:
         return None
     if progress.get("corpus") != str(corpus) or progress.get("embedder") != embedder:
         return None
