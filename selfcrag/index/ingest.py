@@ -552,17 +552,6 @@ def _ingest_files(
             bar.file_read(size)
             continue
         file = indexed_file(loaded, doc_id, (shown or {}).get(path), size)
-        if same_text and writer.indexed_now(doc_id):
-            writer.describe(file)
-            summary.unchanged += 1
-            bar.file_read(size)
-            if (
-                plan is not None
-                and old is not None
-                and not has_propositions(writer.known(propositions_id(doc_id)), old)
-            ):
-                plan.offer(read.prepared(max_chars, (shown or {}).get(path)))
-            continue
         document = read.prepared(max_chars, (shown or {}).get(path))
         if old is not None and same_text and writer.holds(old, document):
             # Indexed by an older version, but split and tokenised the same: nothing to embed again.
