@@ -109,9 +109,9 @@ def _count(number: int, noun: str) -> str:
 
 def _size(size: int | None) -> str:
     """A size in bytes as people read it (empty when unknown)."""
-    from selfcrag.index.catalogue import human_size
+    from selfcrag.files.containers import format_size
 
-    return human_size(size) if size is not None else ""
+    return format_size(size) if size is not None else ""
 
 
 def _when(moment: float | None) -> str:

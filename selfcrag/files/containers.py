@@ -222,19 +222,22 @@ def gunzip(data: bytes, kind: str = "compressed file", limit: int = MAX_UNPACKED
     return unpacked
 
 
-def format_size(size: int) -> str:
-    """Say a bound in bytes as people read it, in the reasons a file is skipped.
+def format_size(size: float) -> str:
+    """Say a byte count as people read it: a skipped file's bound, an ingest's progress, ``selfcrag list``'s sizes.
 
     Args:
-        size: The byte count (the bounds are whole megabytes or kilobytes).
+        size: The byte count.
 
     Returns:
-        ``50 MB``, ``64 KB``, or ``1000 bytes`` when it is no whole number of either.
+        ``812 B``, ``4.2 KB``, ``12.5 MB``, ``1.3 GB``; a whole number of its unit without the decimal (``50 MB``,
+        ``64 KB``: the bounds a file is skipped by read as they were set).
     """
-    for unit, factor in (("MB", 1024 * 1024), ("KB", 1024)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor} {unit}"
-    return f"{size} bytes"
+    unit = "B"
+    for larger in ("KB", "MB", "GB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, larger
+    return f"{size:.0f} {unit}" if unit == "B" or size == int(size) else f"{size:.1f} {unit}"
 
 
 @contextmanager

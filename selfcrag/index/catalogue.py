@@ -115,12 +115,3 @@ def _listed(entry: DocumentEntry, source: str, file: IndexedFile | None, copy_of
         indexed_at=file.indexed_at if file else None,
         copy_of=copy_of,
     )
-
-
-def human_size(size: float) -> str:
-    """A byte count as people read it: ``812 B``, ``4.2 KB``, ``12.5 MB``, ``1.3 GB``."""
-    for unit in ("B", "KB", "MB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"

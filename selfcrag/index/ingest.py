@@ -45,6 +45,7 @@ from pathlib import Path
 
 from selfcrag.embed.embedders import Embedder, settings_embedder
 from selfcrag.errors import EmbeddingServiceError, UserError
+from selfcrag.files.containers import format_size
 from selfcrag.files.loaders import (
     SUPPORTED_SUFFIXES,
     LoadedFile,
@@ -54,7 +55,7 @@ from selfcrag.files.loaders import (
     read_document,
 )
 from selfcrag.index import generations
-from selfcrag.index.catalogue import human_size, nothing_indexed
+from selfcrag.index.catalogue import nothing_indexed
 from selfcrag.index.documents import ReadFile, index_document, read_files
 from selfcrag.index.engine import open_writer
 from selfcrag.index.manifest import IndexedFile, at_or_under
@@ -230,7 +231,7 @@ class IngestProgress:
             self.PHASE,
             done,
             self.total,
-            f"{human_size(done)} of {human_size(self.total)}, {self.read}/{self.documents} documents read, "
+            f"{format_size(done)} of {format_size(self.total)}, {self.read}/{self.documents} documents read, "
             f"{self.embedded:,} sentences embedded",
         )
 
