@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 
 def cache_folder() -> Path:
-    """Where the cache folder is, whether or not it exists.
+    """Where selfcrag's cache folder is, whether or not it exists: the models' and jieba's dictionary's.
 
     Returns:
         ``$XDG_CACHE_HOME/selfcrag``, or ``~/.cache/selfcrag`` when that is unset or not absolute.

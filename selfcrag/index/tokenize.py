@@ -22,6 +22,8 @@ from pathlib import Path
 import jieba
 import snowballstemmer
 
+from selfcrag.embed.model_cache import cache_folder
+
 # jieba prints its dictionary loading to stderr through logging; keep it quiet.
 jieba.setLogLevel(logging.WARNING)
 
@@ -118,7 +120,7 @@ def load_dictionary() -> None:
 
 
 def user_cache_folder() -> Path | None:
-    """The folder of selfcrag's caches in the user's own (``$XDG_CACHE_HOME/selfcrag`` or ``~/.cache/selfcrag``).
+    """The folder of selfcrag's caches (:func:`~selfcrag.embed.model_cache.cache_folder`), when it is the user's own.
 
     Made with mode 0700 when missing.
 
@@ -126,11 +128,8 @@ def user_cache_folder() -> Path | None:
         The folder; None when it cannot be made or is not this user's own folder (a link, another user's, one
         others may write to): nothing read from there could be trusted.
     """
-    base = os.environ.get("XDG_CACHE_HOME", "")
     try:
-        # The XDG spec: a relative path is ignored.
-        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
-        folder = root / "selfcrag"
+        folder = cache_folder()
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
         return None
