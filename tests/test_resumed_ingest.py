@@ -17,8 +17,10 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -51,6 +53,13 @@ class CountingEmbeddings(JSONHandler):
     release = threading.Event()
     seen_readers: list[tuple[int, bool]] = []
     data_dir: Path | None = None
+
+    @classmethod
+    def count_from_zero(cls, hold_at: int | None = None) -> None:
+        """Forget the texts sent so far, and hold the request that reaches ``hold_at`` of them (None: hold none)."""
+        cls.texts, cls.hold_at = [], hold_at
+        cls.holding.clear()
+        cls.release.clear()
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -92,6 +101,35 @@ def cli_environment(url: str) -> dict[str, str]:
     return {"SELFCRAG_EMBEDDING_MODEL": "counted-embed", "SELFCRAG_EMBEDDING_BASE_URL": f"{url}/v1"}
 
 
+@contextmanager
+def held_ingest(root: Path, data_dir: str, url: str, **popen: Any) -> Iterator[subprocess.Popen]:
+    """``selfcrag ingest kb --data-dir DATA_DIR`` run in ``root`` on the counting model, until the model holds it.
+
+    Yields once the request reaching :attr:`CountingEmbeddings.hold_at` is held; on leaving, the command is killed
+    (if still running) and the request released.
+
+    Args:
+        root: The folder holding ``kb``.
+        data_dir: The data folder, relative to ``root``.
+        url: The counting model's server.
+        **popen: How the command is run beyond that (its stderr, a session of its own).
+    """
+    environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", data_dir],
+        cwd=root,
+        env={**environment, **cli_environment(url)},
+        stdout=subprocess.DEVNULL,
+        **popen,
+    )
+    try:
+        assert CountingEmbeddings.holding.wait(timeout=240), "the ingest never reached half its sentences"
+        yield proc
+    finally:
+        proc.kill()
+        CountingEmbeddings.release.set()
+
+
 @dataclass
 class Interrupted:
     """The counts and folders of an uninterrupted ingest, and of one killed halfway and run again."""
@@ -110,31 +148,17 @@ class Interrupted:
 def interrupted(tmp_path_factory) -> Iterator[Interrupted]:
     root = tmp_path_factory.mktemp("resume")
     write_corpus(root / "kb")
-    CountingEmbeddings.texts, CountingEmbeddings.hold_at = [], None
-    CountingEmbeddings.holding.clear()
-    CountingEmbeddings.release.clear()
+    CountingEmbeddings.count_from_zero()
     with serve(CountingEmbeddings) as url:
         env = cli_environment(url)
         reference = selfcrag("ingest", "kb", "--data-dir", "reference", cwd=root, **env)
         assert reference.returncode == 0, reference.stderr
         total = len(CountingEmbeddings.texts)
 
-        CountingEmbeddings.texts, CountingEmbeddings.hold_at = [], total // 2
-        environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", "resumed"],
-            cwd=root,
-            env={**environment, **env},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            assert CountingEmbeddings.holding.wait(timeout=240), "the ingest never reached half its sentences"
+        CountingEmbeddings.count_from_zero(hold_at=total // 2)
+        with held_ingest(root, "resumed", url, stderr=subprocess.DEVNULL) as proc:
             proc.send_signal(signal.SIGKILL)
             killed_status = proc.wait(timeout=30)
-        finally:
-            proc.kill()
-            CountingEmbeddings.release.set()
         before_kill = len(CountingEmbeddings.texts)
         kept_after_kill = kept_vectors_file(index_root(root / "resumed")).is_file()
 
@@ -200,6 +224,21 @@ def settings_for(data_dir: Path, url: str, publish_every: int) -> Settings:
     )
 
 
+@contextmanager
+def stopped_after_three_batches(kb: Path, data_dir: Path) -> Iterator[tuple[Settings, Embedder, Path]]:
+    """An ingest of ``kb`` whose model failed at its fourth call, publishing nothing along the way.
+
+    Yields, with the counting model still served: the settings, the model (that no longer fails), and the file of
+    the vectors the stopped ingest kept.
+    """
+    with serve(CountingEmbeddings) as url:
+        settings = settings_for(data_dir, url, publish_every=0)
+        model = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
+        with pytest.raises(OSError):
+            ingest([kb], settings, embedder=FailsAfter(model, calls=3))
+        yield settings, model, kept_vectors_file(index_root(settings.data_dir))
+
+
 class WatchingEmbedder(WrappedEmbedder):
     """Before each batch it embeds, opens the index as a search would and notes what it finds there."""
 
@@ -254,12 +293,7 @@ def test_long_ingest_publishes_its_finished_documents_along_the_way_whole_and_se
 
 def test_a_kept_vector_that_fails_its_check_is_embedded_again_and_the_others_are_not(tmp_path):
     write_corpus(tmp_path / "kb")
-    with serve(CountingEmbeddings) as url:
-        settings = settings_for(tmp_path / "data", url, publish_every=0)
-        model = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
-        with pytest.raises(OSError):
-            ingest([tmp_path / "kb"], settings, embedder=FailsAfter(model, calls=3))
-        kept = kept_vectors_file(index_root(settings.data_dir))
+    with stopped_after_three_batches(tmp_path / "kb", tmp_path / "data") as (settings, model, kept):
         with sqlite3.connect(kept) as db:
             assert db.execute("SELECT count(*) FROM kept").fetchone() == (3 * model.batch_size,)
             # One vector damaged (not of unit length), one cut short.
@@ -276,12 +310,7 @@ def test_vectors_a_killed_ingest_kept_twice_for_one_text_are_all_deleted_once_pu
     write_corpus(tmp_path / "kb")
     for path in sorted((tmp_path / "kb").iterdir()):
         path.write_text("Every hall is swept on Fridays.\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
-    with serve(CountingEmbeddings) as url:
-        settings = settings_for(tmp_path / "data", url, publish_every=0)
-        model = load_embedder(settings.embedding_model, settings.embedding_api_key, settings.embedding_base_url)
-        with pytest.raises(OSError):
-            ingest([tmp_path / "kb"], settings, embedder=FailsAfter(model, calls=3))
-        kept = kept_vectors_file(index_root(settings.data_dir))
+    with stopped_after_three_batches(tmp_path / "kb", tmp_path / "data") as (settings, model, kept):
         with sqlite3.connect(kept) as db:
             (rows, keys) = db.execute("SELECT count(*), count(DISTINCT key) FROM kept").fetchone()
         db.close()

@@ -9,11 +9,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 
 from cli_runner import selfcrag
 from loopback import serve
-from test_resumed_ingest import DOCUMENTS, SENTENCES_PER_DOCUMENT, CountingEmbeddings, cli_environment, write_corpus
+from test_resumed_ingest import (
+    DOCUMENTS,
+    SENTENCES_PER_DOCUMENT,
+    CountingEmbeddings,
+    cli_environment,
+    held_ingest,
+    write_corpus,
+)
 
 HALF = DOCUMENTS * SENTENCES_PER_DOCUMENT // 2
 # The model call in flight when Ctrl-C came is not kept: at most one batch is embedded twice.
@@ -22,30 +28,14 @@ BATCH = 64
 
 def test_ctrl_c_during_ingest_says_the_next_run_goes_on_and_the_next_run_does(tmp_path):
     write_corpus(tmp_path / "kb")
-    CountingEmbeddings.texts, CountingEmbeddings.hold_at = [], HALF
-    CountingEmbeddings.holding.clear()
-    CountingEmbeddings.release.clear()
+    CountingEmbeddings.count_from_zero(hold_at=HALF)
     with serve(CountingEmbeddings) as url:
         env = cli_environment(url)
-        environment = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
         # A session of its own, so that Ctrl-C can reach the command and its child as a terminal sends it.
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "selfcrag.cli", "ingest", "kb", "--data-dir", "data"],
-            cwd=tmp_path,
-            env={**environment, **env},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            assert CountingEmbeddings.holding.wait(timeout=240), "the ingest never reached half its sentences"
+        with held_ingest(tmp_path, "data", url, stderr=subprocess.PIPE, text=True, start_new_session=True) as proc:
             os.killpg(proc.pid, signal.SIGINT)
             CountingEmbeddings.release.set()
             _, errors = proc.communicate(timeout=120)
-        finally:
-            proc.kill()
-            CountingEmbeddings.release.set()
         assert proc.returncode == 130, errors
         last = errors.strip().splitlines()[-1]
         assert last == (
