@@ -98,6 +98,14 @@ def write_halls(folder: Path, halls: range, sentences: int = 30) -> None:
 
 
 def stage_threads() -> list[str]:
+    """The stages' threads still running, once a reading thread left in the middle of a file has ended.
+
+    A stopped ingest does not wait for a file being read (:func:`~selfcrag.index.pipeline.read_ahead`): the
+    thread finishes it and ends, so it is given that file; one that never ends still fails after ``WAIT``.
+    """
+    for thread in threading.enumerate():
+        if thread.name == "selfcrag-read":
+            thread.join(WAIT)
     return [thread.name for thread in threading.enumerate() if thread.name.startswith("selfcrag-")]
 
 
@@ -116,6 +124,29 @@ def read_watched(monkeypatch: pytest.MonkeyPatch, name: str, then) -> None:
         return loaded
 
     monkeypatch.setattr(documents, "read_document", watched)
+
+
+class HeldFile:
+    """The file called ``name`` read slowly, as a large PDF is: reading it waits until the test releases it.
+
+    Attributes:
+        reading: Set when its reading began.
+        release: What its reading waits for (a test sets it only once it has seen what it looks at).
+        finished: Set when its reading returned.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+        self.reading, self.release, self.finished = threading.Event(), threading.Event(), threading.Event()
+        read_document = loaders.read_document
+
+        def held(path, **kwargs):
+            if Path(path).name == name:
+                self.reading.set()
+                self.release.wait(timeout=WAIT)
+                self.finished.set()
+            return read_document(path, **kwargs)
+
+        monkeypatch.setattr(documents, "read_document", held)
 
 
 class WaitsForEvent(WrappedEmbedder):
@@ -329,3 +360,46 @@ def test_ctrl_c_while_a_batch_is_embedded_stops_every_thread_and_keeps_the_vecto
     with sqlite3.connect(kept_vectors_file(generations.index_root(settings.data_dir))) as db:
         assert db.execute("SELECT count(*) FROM kept").fetchone() == (60,), "halls 2 and 3, embedded: all kept"
     db.close()
+
+
+def test_ctrl_c_while_a_file_is_read_ahead_stops_the_ingest_without_waiting_for_that_file(
+    tmp_path, settings, model, small_batches, monkeypatch
+):
+    write_halls(tmp_path / "kb", range(6))
+    slow = HeldFile(monkeypatch, "hall-5.txt")
+    pressed = []
+
+    def ctrl_c_while_the_last_file_is_read(phase: str, done: int, total: int, detail: str = "", /) -> None:
+        # Halls 0-4 taken, hall 5 being read: Ctrl-C (once, on the main thread, as a terminal sends it).
+        if threading.current_thread() is threading.main_thread() and "5/6 documents read" in detail and not pressed:
+            pressed.append(slow.reading.wait(timeout=WAIT))
+            raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ingest([tmp_path / "kb"], settings, embedder=model, progress=ctrl_c_while_the_last_file_is_read)
+        assert pressed == [True], "Ctrl-C came before the last file was being read"
+        assert not slow.finished.is_set(), "the ingest waited for the file being read before it stopped"
+    finally:
+        slow.release.set()
+    assert stage_threads() == [], "the reading thread did not end after the file it was reading"
+
+
+def test_a_failure_while_a_file_is_read_ahead_ends_the_ingest_without_waiting_for_that_file(
+    tmp_path, settings, model, small_batches, monkeypatch
+):
+    write_halls(tmp_path / "kb", range(6))
+    slow = HeldFile(monkeypatch, "hall-5.txt")
+
+    def fails_while_the_last_file_is_read(self, points):
+        assert slow.reading.wait(timeout=WAIT), "the last file was never read"
+        raise EngineError(RuntimeError("Service internal error: simulated"))
+
+    monkeypatch.setattr(EdgeStore, "upsert", fails_while_the_last_file_is_read)
+    try:
+        with pytest.raises(UserError, match="^the index engine failed"):
+            ingest([tmp_path / "kb"], settings, embedder=model)
+        assert not slow.finished.is_set(), "the ingest waited for the file being read before it failed"
+    finally:
+        slow.release.set()
+    assert stage_threads() == [], "the reading thread did not end after the file it was reading"

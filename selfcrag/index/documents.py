@@ -168,7 +168,8 @@ def read_files(
     """Files -> documents: each file read, decoded, and split and tokenised unless its text is indexed already.
 
     It uses neither the index nor the engine, so it runs on a thread of its own
-    (:func:`~selfcrag.index.pipeline.read_ahead`).
+    (:func:`~selfcrag.index.pipeline.read_ahead`), which an ingest that stops does not wait for while it reads a
+    file: it must write nothing.
 
     Args:
         files: The files found.

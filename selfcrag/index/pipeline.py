@@ -11,8 +11,9 @@
 The manifest and the engine stay on the thread that drives the stages (SQLite connections and Qdrant Edge shards
 are used from one thread); the embedding thread owns the kept vectors' file. Memory stays flat: a few documents
 read ahead, one batch embedding, one being written and one gathering. A failure on either thread is raised in
-the driving thread as it was raised, and leaving the stages (a failure, Ctrl-C) stops both threads and waits
-for them: none outlives the ingest, and the vectors computed stay kept.
+the driving thread as it was raised, and leaving the stages (a failure, Ctrl-C) stops both threads: the embedding
+thread is waited for, and the vectors computed stay kept; the reading thread is waited for unless it is reading a
+file (a large PDF can take minutes), which it then finishes on its own, writing nothing, and ends.
 """
 
 from __future__ import annotations
@@ -54,7 +55,10 @@ def read_ahead(items: Iterator[Item], limit: int = READ_AHEAD) -> Iterator[Itera
     """Run an iterator on a thread of its own, at most ``limit`` items ahead of the caller.
 
     An exception the iterator raises (any :class:`BaseException`) is raised where its item would have been taken.
-    Leaving the block stops the thread after the item it is making, and waits for it.
+    Leaving the block stops the thread. A thread waiting to hand an item over is waited for (it sees the stop at
+    once); one making an item is not: the caller leaves at once (on Ctrl-C, or a failure, while a large PDF is
+    read), and the thread, a daemon, ends once the item is made, handing it to no one. So the iterator must
+    only read: whatever is written stays with the caller.
 
     Args:
         items: What to make ahead: reading and splitting files, say.
@@ -65,6 +69,10 @@ def read_ahead(items: Iterator[Item], limit: int = READ_AHEAD) -> Iterator[Itera
     """
     queue: Queue[tuple[bool, object]] = Queue(maxsize=limit)
     stop = threading.Event()
+    # Held while an item is made, and taken to look at the stop before each: once the caller holds it with the
+    # stop set, the thread makes nothing more.
+    making = threading.Lock()
+    end = object()
 
     def hand(done: bool, value: object) -> bool:
         while not stop.is_set():
@@ -77,10 +85,16 @@ def read_ahead(items: Iterator[Item], limit: int = READ_AHEAD) -> Iterator[Itera
 
     def make() -> None:
         try:
-            for item in items:
+            while True:
+                with making:
+                    if stop.is_set():
+                        return
+                    item = next(items, end)
+                if item is end:
+                    hand(True, None)
+                    return
                 if not hand(False, item):
                     return
-            hand(True, None)
         except BaseException as error:  # a panic too: raised again in the caller's thread
             hand(True, error)
 
@@ -99,12 +113,14 @@ def read_ahead(items: Iterator[Item], limit: int = READ_AHEAD) -> Iterator[Itera
         yield taken()
     finally:
         stop.set()
-        while thread.is_alive():  # free a slot, so a hand-over waiting on it sees the stop at once
-            try:
-                queue.get_nowait()
-            except Empty:
-                pass
-            thread.join(_POLL_SECONDS)
+        if making.acquire(blocking=False):  # not making an item, and it will make none: wait for it to end
+            making.release()
+            while thread.is_alive():  # free a slot, so a hand-over waiting on it sees the stop at once
+                try:
+                    queue.get_nowait()
+                except Empty:
+                    pass
+                thread.join(_POLL_SECONDS)
 
 
 class VectorStage:
