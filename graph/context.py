@@ -86,6 +86,7 @@ class Allowed:
         low_excluded: ``low`` itself is not allowed (a timeout of 0 seconds).
         urls: For a URL, the prefixes it may start with; empty text is allowed too (not set).
         non_empty: Text that must not be empty (a name).
+        any_case: For a choice, any spelling of its case (and spaces around it) is taken, as the declared one.
     """
 
     low: float | None = None
@@ -93,6 +94,21 @@ class Allowed:
     low_excluded: bool = False
     urls: tuple[str, ...] = ()
     non_empty: bool = False
+    any_case: bool = False
+
+    def declared(self, value: object, kind: object) -> object:
+        """The choice ``value`` spells in another case, as declared (``ONNX-Q4`` -> ``onnx-q4``); else ``value``.
+
+        Args:
+            value: The knob's value.
+            kind: The knob's type.
+
+        Returns:
+            The declared choice, when the knob takes any case and ``value`` is one; else ``value`` as it is.
+        """
+        if not self.any_case or not isinstance(value, str):
+            return value
+        return next((c for c in typing.get_args(kind) if c.casefold() == value.strip().casefold()), value)
 
     def admits(self, value: object, kind: object) -> bool:
         """Whether ``value`` is of the knob's type and within its range.
@@ -190,7 +206,7 @@ def knob(default: Any, description: str, *, env: str, allowed: Allowed, kind: An
 
 
 def _convert(raw: str, kind: object, variable: str, allowed: Allowed) -> object:
-    """Turn an environment string into the field's type, or say which variable is wrong."""
+    """Turn an environment string into the field's type (a choice as declared), or say which variable is wrong."""
     try:
         if kind is int:
             return int(raw)
@@ -200,7 +216,7 @@ def _convert(raw: str, kind: object, variable: str, allowed: Allowed) -> object:
         raise SettingError(
             f"environment variable {variable}={raw!r} is not a number: give {allowed.describe(kind)}"
         ) from None
-    return raw
+    return allowed.declared(raw, kind)
 
 
 def _refusal(name: str, value: object, env: str, allowed: Allowed, kind: object) -> str:
@@ -247,7 +263,7 @@ class Context:
         "faster for one text; the vectors agree to within rounding, so an index built by one runtime is searched "
         "with any.",
         env="SELFCRAG_EMBEDDING_RUNTIME",
-        allowed=Allowed(),
+        allowed=Allowed(any_case=True),  # as the embedder reads the variable: `ONNX-Q4` is `onnx-q4`
         kind=EmbeddingRuntime,
     )
     qdrant_url: str = knob(
@@ -528,6 +544,8 @@ class Context:
     def __post_init__(self) -> None:
         """Check every knob against its declared type and range, so a bad value is one line, never a traceback later.
 
+        A choice a knob takes in any case is kept as declared (``Native`` -> ``native``).
+
         Raises:
             SettingError: A knob's value is of the wrong type or out of range (the message names the environment
                 variable when the value came from there), or the lower threshold is above the upper one.
@@ -535,8 +553,10 @@ class Context:
         if isinstance(self.data_dir, os.PathLike):
             self.data_dir = os.fspath(self.data_dir)  # a Path is as good as its text
         for knob_field in fields(self):
-            value = getattr(self, knob_field.name)
             allowed, kind = knob_field.metadata["allowed"], knob_field.metadata["kind"]
+            value = allowed.declared(getattr(self, knob_field.name), kind)
+            if value is not getattr(self, knob_field.name):
+                setattr(self, knob_field.name, value)
             if not allowed.admits(value, kind):
                 raise SettingError(_refusal(knob_field.name, value, knob_field.metadata["env"], allowed, kind))
         if self.lower_threshold > self.upper_threshold:  # a grade would be Correct and Incorrect at once

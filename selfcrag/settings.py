@@ -91,3 +91,7 @@ class Settings:
     qdrant_on_disk: bool = True
     qdrant_quantization: str = "int8"
     publish_every: float = 300.0
+
+    def __post_init__(self) -> None:
+        """Keep the runtime's name as the embedder reads it: in lower case (``Native`` is ``native``)."""
+        object.__setattr__(self, "embedding_runtime", self.embedding_runtime.strip().lower())

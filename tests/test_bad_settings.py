@@ -29,8 +29,8 @@ def refused_values(name: str) -> list[object]:
     """Values the knob must refuse, from its declared type and range: past each end, of another type."""
     allowed, kind = allowed_and_kind(name)
     choices = typing.get_args(kind)
-    if choices:
-        return [f"not-{choices[0]}", str(choices[0]).upper(), 1]
+    if choices:  # a knob that takes any case takes the upper-case spelling too
+        return [f"not-{choices[0]}", *([] if allowed.any_case else [str(choices[0]).upper()]), 1]
     if kind is str:
         return ["ftp://example.org", "http://", 42] if allowed.urls else ["   ", 42] if allowed.non_empty else [42]
     values: list[object] = [True, "5"] + ([1.5] if kind is int else [float("nan"), float("inf")])

