@@ -36,13 +36,13 @@ def plant(folder: Path) -> bytes:
     return blob
 
 
-def tokenize_chinese(home: Path, shared_tmp: Path, cache_home: Path | None) -> dict[str, object]:
+def tokenize_chinese(home: Path, shared_tmp: Path, cache_home: Path | None, timeout: float = 300) -> dict[str, object]:
     """Run the tokenizer in a fresh process with these home, cache and temporary folders; return what it says."""
     env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "TMPDIR", "TEMP", "TMP")}
     env.update(HOME=str(home), TMPDIR=str(shared_tmp))
     if cache_home is not None:
         env["XDG_CACHE_HOME"] = str(cache_home)
-    run = subprocess.run([sys.executable, "-c", TOKENIZE], capture_output=True, text=True, env=env, timeout=300)
+    run = subprocess.run([sys.executable, "-c", TOKENIZE], capture_output=True, text=True, env=env, timeout=timeout)
     assert run.returncode == 0, run.stderr
     said: dict[str, object] = json.loads(run.stdout)
     return said
@@ -105,3 +105,16 @@ def test_a_cache_folder_others_may_write_to_is_not_used(tmp_path: Path) -> None:
     said = tokenize_chinese(tmp_path / "home", folder, tmp_path / "cache")
     assert said["planted"] is False and isinstance(said["words"], int) and said["words"] > 100_000
     assert os.listdir(folder) == ["jieba.cache"] and (folder / "jieba.cache").read_bytes() == planted
+
+
+def test_a_fifo_planted_as_the_jieba_cache_is_refused_not_waited_on(tmp_path: Path) -> None:
+    folder = tmp_path / "cache" / "selfcrag"
+    folder.mkdir(parents=True, mode=0o700)
+    os.mkfifo(folder / "jieba.cache", 0o600)
+    (tmp_path / "shared-tmp").mkdir()
+    try:  # opened for reading, a FIFO with no writer never returns: far longer than building the dictionary takes
+        said = tokenize_chinese(tmp_path / "home", tmp_path / "shared-tmp", tmp_path / "cache", timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("reading the jieba cache waited on a FIFO planted at its name")
+    assert said["planted"] is False and isinstance(said["words"], int) and said["words"] > 100_000
+    assert stat.S_ISREG(os.lstat(folder / "jieba.cache").st_mode)  # the dictionary built was kept in its place

@@ -153,7 +153,8 @@ def _ours_alone(info: os.stat_result) -> bool:
 def _read_cache(cache: Path) -> tuple[dict[str, int], int] | None:
     """The dictionary a cache file of this user's holds; None when it is missing, a link, someone else's or damaged."""
     try:
-        descriptor = os.open(cache, os.O_RDONLY | os.O_NOFOLLOW)
+        # O_NONBLOCK: a FIFO at the name opens at once (and is refused below) instead of waiting for a writer.
+        descriptor = os.open(cache, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     with open(descriptor, "rb") as file:
