@@ -91,13 +91,16 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if topic is not None:
         details["topic"] = {"document": round(topic.document, 4), "sentence": round(topic.sentence, 4)}
     if evidence:
-        # A table is shown as its header and the rows that match the question, one row a line.
-        texts = [
-            table_excerpt(e.strips[0]["text"], profile) if e.strips[0]["kind"] == "table" else e.text for e in evidence
+        # A table is shown as its header and the rows that match the question, one row a line, cited by those rows.
+        evidence = [
+            Excerpt(e.item, e.strips, cut=table_excerpt(e.strips[0]["text"], profile))
+            if e.strips[0]["kind"] == "table"
+            else e
+            for e in evidence
         ]
-        citations = [_cited(i, e, text) for i, (e, text) in enumerate(zip(evidence, texts, strict=True), 1)]
+        citations = [_cited(i, e) for i, e in enumerate(evidence, 1)]
         # One excerpt a line: they are separate findings, not one answer.
-        shown = join_cited([CitedSentence(text, (i,)) for i, text in enumerate(texts, 1)], "\n")
+        shown = join_cited([CitedSentence(e.text, (i,)) for i, e in enumerate(evidence, 1)], "\n")
         answer = f"{replies.NOT_CONFIRMED[language]}\n{shown}"
         return {
             "answer": answer,
@@ -244,7 +247,7 @@ def _table_quoted_by_the_draft(state: State) -> set[tuple[str, int]]:
     }
 
 
-def _cited(n: int, excerpt: Excerpt, text: str) -> Citation:
+def _cited(n: int, excerpt: Excerpt) -> Citation:
     """The citation of one excerpt of evidence: the text shown, where it stands."""
     item = excerpt.item
     return Citation(
@@ -255,7 +258,7 @@ def _cited(n: int, excerpt: Excerpt, text: str) -> Citation:
         section=list(item["section"]),
         first=excerpt.first,
         last=excerpt.last,
-        quote=text,
+        quote=excerpt.text,
     )
 
 

@@ -3,8 +3,9 @@
 When an answer cannot be confirmed, the evidence shown is what a person has to go on: a FAQ's question without
 the lines answering it, a passage a rewritten query found shown before what the question itself found, a route
 that says "graded correct" over evidence graded lower, or an option list dropped for being one long sentence,
-each left the person with nothing; and a sentence cut to fit must be cited by the lines shown, not all of its own.
-Each test builds its own index with ``selfcrag ingest``; each failed on 31ad0ad (the cut's lines, on fb27486).
+each left the person with nothing; and a sentence cut to fit, or a table cut to the rows that match, must be cited
+by the lines shown, not all of its own. Each test builds its own index with ``selfcrag ingest``; each failed on
+31ad0ad (the cut's lines and the table's rows, on fb27486).
 """
 
 from __future__ import annotations
@@ -104,6 +105,22 @@ A kind of FAQ for bash on Debian GNU/{Linux,Hurd}
    When using colors in prompts (or escape characters), then make sure
    those characters are surrounded by \\[ and \\]. For more information
    look at the man page bash(1) and search for PROMPTING.
+"""
+# A release table: row 1.2 on line 9; Python 3.10 on lines 8 and 10, a row between them.
+RELEASES = """\
+# Release history
+
+The project ships a release every quarter. Each release is supported for a year.
+
+| Version | Date | Codename | Python |
+|---------|------|----------|--------|
+| 1.0 | 2023-01-15 | Aurora | 3.9 |
+| 1.1 | 2023-04-20 | Borealis | 3.10 |
+| 1.2 | 2023-07-18 | Cascade | 3.11 |
+| 1.3 | 2023-10-12 | Dolomite | 3.10 |
+| 2.0 | 2024-01-30 | Everest | 3.12 |
+
+Older releases are no longer supported.
 """
 BASH_README = "Bash Configuration for Debian\n-----------------------------\n\n" + FAQ
 BELL = "How do I silence the bell sound when autocomplete has several possible matches?"
@@ -215,3 +232,28 @@ def test_a_cut_sentence_is_cited_by_the_lines_it_shows(tmp_path: Path, question:
         assert citation["where"] == (
             f"line {place['first']}" if place["first"] == place["last"] else f"lines {place['first']}–{place['last']}"
         )
+
+
+@pytest.mark.parametrize(
+    ("question", "cited"),
+    [
+        ("What codename did release 1.2 have?", "line 9"),  # one row shown
+        ("Which versions use Python 3.10?", "lines 8–10"),  # two rows shown, the row between them not
+    ],
+)
+def test_a_table_is_cited_by_the_rows_it_shows(tmp_path: Path, question: str, cited: str) -> None:
+    # The table shown as its header and row 1.2 was cited "lines 5–11", the whole table: a person opening the
+    # file there finds the header and five rows, not the row shown.
+    ingest(tmp_path, {"releases.md": RELEASES})
+    answer = ask(tmp_path, question)
+    lines = RELEASES.splitlines()
+    tables = [c for c in answer["citations"] if c["quote"].startswith("|")]
+    assert tables, answer["answer"]  # the case to show: a table, shown as its header and the rows that match
+    for citation in answer["citations"]:
+        place = citation["place"]
+        named = lines[place["first"] - 1 : place["last"]]
+        # A table's header and separator are context; what it shows is its rows, one a line.
+        shown = citation["quote"].splitlines()[2:] if citation in tables else [citation["quote"]]
+        assert shown[0] in named[0] and shown[-1] in named[-1], (citation["where"], citation["quote"])
+        assert all(any(part in line for line in named) for part in shown), (citation["where"], citation["quote"])
+    assert tables[0]["where"] == cited

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from selfcrag.cite.markers import CitedSentence, join_cited
-from selfcrag.heuristics.excerpts import answer_excerpt
+from selfcrag.heuristics.excerpts import Cut, answer_excerpt
 from selfcrag.heuristics.signals import QUESTION_TERMS, QuestionProfile, answer_type_match
 from selfcrag.heuristics.strips import is_lead_in
 from selfcrag.index.tokenize import tokenize
@@ -221,7 +221,7 @@ def extractive_answer(
                 quoted.add((item["n"], position))
                 text = by_position[position]["text"].strip()
                 if by_position[position]["kind"] == "table":
-                    text = table_excerpt(text, profile)
+                    text = table_excerpt(text, profile).text
                 elif by_position[position]["kind"] != "code":
                     # A hard-wrapped sentence is one sentence: one line, one marker.
                     text = join_wrapped_lines(text)
@@ -247,21 +247,25 @@ def format_answer(sentences: Sequence[CitedSentence], language: str) -> str:
     return join_cited(sentences, "" if language == "zh" else " ")
 
 
-def table_excerpt(table: str, profile: QuestionProfile) -> str:
+def table_excerpt(table: str, profile: QuestionProfile) -> Cut:
     """Keep a Markdown table's header and the rows that share most with the question.
+
+    The rows kept are what a citation names: the header is shown as context, and a person following the citation
+    lands on the rows (a row the question is about, not the whole table).
 
     Args:
         table: The table, one row a line.
         profile: The question.
 
     Returns:
-        Header (and separator) lines followed by the best rows; the whole
-        table when no row shares a word with the question.
+        Header (and separator) lines followed by the best rows, the first and last of those rows named (their
+        index among the table's lines); the whole table, all its lines named, when no row shares a word with the
+        question.
     """
-    lines = table.splitlines()
+    lines = [line for line in table.split("\n") if line.strip()]
     head = 2 if len(lines) > 2 and set(lines[1].replace("|", "").strip()) <= set("-: ") else 1
-    rows = lines[head:]
-    scores = [profile.coverage(set(tokenize(row))) for row in rows]
-    if not rows or max(scores) == 0:
-        return table
-    return "\n".join([*lines[:head], *(r for r, s in zip(rows, scores, strict=True) if s == max(scores))])
+    scores = [profile.coverage(set(tokenize(row))) for row in lines[head:]]
+    if not scores or max(scores) == 0:
+        return Cut(table, 0, len(lines) - 1)
+    kept = [head + i for i, score in enumerate(scores) if score == max(scores)]
+    return Cut("\n".join([*lines[:head], *(lines[i] for i in kept)]), kept[0], kept[-1])

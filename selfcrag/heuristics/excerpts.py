@@ -28,12 +28,16 @@ _CLAUSE_END = re.compile(r"(?<=[,;，；、])\s*")
 
 @dataclass(frozen=True)
 class Cut:
-    """The part of a sentence too long for the budget that is shown: some of its parts (:func:`sentence_parts`).
+    """The part of a sentence that is shown, and which of its parts a citation of it names.
+
+    A sentence too long for the budget is cut to some of its parts (:func:`sentence_parts`); a table, to its header
+    and the rows that match the question (its parts are its lines, and the header, shown as context, is not named).
 
     Attributes:
-        text: What is shown: the parts kept, on one line, with "…" where the sentence goes on.
-        first: The first part kept (its index among the sentence's parts).
-        last: The last part kept.
+        text: What is shown: the parts kept, on one line, with "…" where the sentence goes on; a table's header and
+            rows, one a line.
+        first: The first part the citation names (its index among the sentence's parts, or the table's lines).
+        last: The last part it names.
     """
 
     text: str
@@ -48,7 +52,7 @@ class Excerpt:
     Attributes:
         item: The knowledge item (or scored passage) they come from.
         strips: The sentences, in document order, positions consecutive.
-        cut: When set, the excerpt is one sentence too long for the budget, and this part of it is shown.
+        cut: When set, the excerpt is one sentence (too long for the budget, or a table), and this part of it is shown.
     """
 
     item: KnowledgeItem
@@ -226,9 +230,9 @@ def cut_around_best(parts: Sequence[str], scores: Sequence[float], max_chars: in
 def cut_place(strip: Strip, cut: Cut, place: PlaceRange | None) -> PlaceRange | None:
     """Where the part of a sentence that a cut keeps stands: the lines of its parts, in a text file.
 
-    A sentence of several lines is cut at its lines (:func:`sentence_parts`), so the parts kept stand on lines of
-    their own; a sentence of one line is cut at its clauses, all on that line. A page or slide cannot be told
-    apart within a sentence: there the sentence's place is kept.
+    A sentence of several lines is cut at its lines (:func:`sentence_parts`), and a table at its rows, so the parts
+    kept stand on lines of their own; a sentence of one line is cut at its clauses, all on that line. A page or
+    slide cannot be told apart within a sentence: there the sentence's place is kept.
 
     Args:
         strip: The sentence cut.
