@@ -13,6 +13,7 @@ from selfcrag.graph.context import Context
 from selfcrag.graph.resources import current_resources
 from selfcrag.graph.state import State, SupportVerdict
 from selfcrag.graph.trace import record, retract
+from selfcrag.heuristics.excerpts import quoted_part
 from selfcrag.heuristics.support import check_sentences, quoted_evidence
 from selfcrag.index.tokenize import detect_language
 from selfcrag.llm.replies import SupportJudgement
@@ -148,7 +149,10 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         **update,
         "answer": answer,
-        "citations": build_citations(kept, state.knowledge),
+        # An offline answer's quotes are cited where they stand, not by the whole passage kept around them.
+        "citations": build_citations(
+            kept, [quoted_part(k, [s.text for s in kept if k["n"] in s.cites]) for k in state.knowledge]
+        ),
         "status": "answered",
         "abstained": False,
         "messages": [AIMessage(answer)],

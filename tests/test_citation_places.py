@@ -200,6 +200,46 @@ def test_an_answers_citation_names_the_lines_its_quote_stands_on(guide_index: Pa
     assert " ".join(citation["quote"].split()) in lines_of(GUIDE, place["first"], place["last"])
 
 
+# A FAQ as text, in the shape of procps's: its entries are short, so a passage kept holds several of them.
+FAQ = """Why does tidyfeed show some feeds twice?
+
+\tTwo subscriptions point at the same feed under different addresses.
+\tRemove one of them with "tidyfeed unsubscribe" and the duplicates go.
+
+Which systems does tidyfeed run on?
+
+\tLinux, macOS and FreeBSD are tested before every release and are
+\texpected to work well.  Windows works through WSL only.
+
+Where do I send bug reports?
+
+\tOpen an issue on the project's tracker, or write to
+\tbugs@tidyfeed.example.org (no account needed) instead.
+
+Why is tidyfeed called tidyfeed?
+
+\tThe first version only removed duplicate entries from feeds, which
+\tkept them tidy.  The name stayed when it learned to do more.
+"""
+
+
+def test_an_offline_answers_citation_names_the_lines_it_quotes_not_the_passage_around_them(tmp_path: Path) -> None:
+    write(tmp_path / "kb", {"faq.txt": FAQ})
+    assert selfcrag("ingest", "kb", "--data-dir", "index", cwd=tmp_path).returncode == 0
+    answer = run_json("ask", "Where should I report bugs in tidyfeed?", "--data-dir", "index", cwd=tmp_path)
+    assert answer["status"] == "answered", answer["answer"]
+    [citation] = answer["citations"]
+    lines = FAQ.split("\n")
+    asked, answered = (
+        lines.index("Where do I send bug reports?") + 1,
+        lines.index("\tbugs@tidyfeed.example.org (no account needed) instead.") + 1,
+    )
+    # Before: "lines 4–19", the passage kept around the quote, three other questions with it.
+    assert (citation["place"]["first"], citation["place"]["last"]) == (asked, answered), citation["where"]
+    assert citation["link"] == f"faq.txt:{asked}"
+    assert " ".join(citation["quote"].split()) == " ".join(" ".join(lines[asked - 1 : answered]).split())
+
+
 def test_the_sources_under_an_answer_show_path_section_lines_and_where_to_open(guide_index: Path) -> None:
     run = selfcrag("ask", "How often should I descale the kettle?", "--data-dir", "index", cwd=guide_index)
     lines = run.stdout.splitlines()

@@ -96,7 +96,9 @@ def test_piped_output_streams_the_answer_then_sources_and_route_in_plain_text(in
     assert lines[1].startswith("route: retrieved 5 · graded correct · rewrites 0 · quoted from [1]")
     # The file as ingested (the sample's folder holds en/ and zh/), its lines, and the form that opens it there.
     cited = ask(LOGS, data_dir=kb_dir).citations[0]
-    assert cited.place is not None and cited.where == f"lines {cited.place['first']}–{cited.place['last']}"
+    assert cited.place is not None
+    first, last = cited.place["first"], cited.place["last"]
+    assert cited.where == (f"line {first}" if first == last else f"lines {first}–{last}")  # the lines it quotes
     assert lines[2:] == [
         "sources:",
         f"  [1] en/data-retention-policy.md | 4. Retention periods › 4.1 Logs and metrics | {cited.where} | "

@@ -11,7 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from selfcrag.spans import KnowledgeItem, PlaceRange, Strip, join_places
+from selfcrag.cite.markers import defuse_markers
+from selfcrag.spans import KnowledgeItem, PlaceRange, Strip, join_places, located
 from selfcrag.split.sentences import join_wrapped_lines
 
 # Kinds of sentence an excerpt never grows into or from: they stand apart from the sentences around them.
@@ -24,6 +25,9 @@ _MARKED_QUESTION = re.compile(r"\s*(?:Q\d*|问题?\d*)\s*[:：]", re.IGNORECASE)
 _ITEM_NUMBER = re.compile(r"\s*(\d{1,3})[.)、．]\s")
 # Where a one-line sentence may be cut: after a clause's comma or semicolon.
 _CLAUSE_END = re.compile(r"(?<=[,;，；、])\s*")
+# A piece of an answer at least this long found in a sentence (or a sentence this long found in the answer) shows
+# that the answer quotes it: shorter ones ("Yes.", "2.") turn up anywhere.
+_QUOTED_CHARS = 12
 
 
 @dataclass(frozen=True)
@@ -277,3 +281,47 @@ def answer_excerpt(item: KnowledgeItem, strip: Strip, max_chars: int) -> Excerpt
     while (added := grow(excerpt, False, left, shown)) > 0:
         left -= added
     return excerpt
+
+
+def quoted_part(item: KnowledgeItem, answer: Sequence[str]) -> KnowledgeItem:
+    """The part of a knowledge item an answer quotes: its sentences from the first quoted to the last.
+
+    An offline answer quotes its sentences word for word, whole or cut ("… part …"); its citation then names
+    where they stand (``lines 56–59``), not the whole passage kept around them (``lines 52–63``), and quotes
+    them. A model's answer restates what it read and quotes no sentence: its citation is the whole item.
+
+    Args:
+        item: A knowledge item the answer cites.
+        answer: The answer's sentences that cite it.
+
+    Returns:
+        The item narrowed to what is quoted (text, sentences, place); the item itself when nothing is.
+    """
+    pieces = [
+        flat for sentence in answer for piece in sentence.split("…") if len(flat := _flat(piece)) >= _QUOTED_CHARS
+    ]
+    positions = [
+        strip["position"]
+        for strip in item["strips"]
+        if (flat := _flat(strip["text"]))
+        and any(piece in flat or (len(flat) >= _QUOTED_CHARS and flat in piece) for piece in pieces)
+    ]
+    if not positions:
+        return item
+    strips = [strip for strip in item["strips"] if positions[0] <= strip["position"] <= positions[-1]]
+    place = join_places([strip["place"] for strip in strips])
+    return KnowledgeItem(
+        {
+            **item,
+            **located(item["path"], place, item["also"]),
+            "first": strips[0]["position"],
+            "last": strips[-1]["position"],
+            "text": excerpt_text(item, strips),
+            "strips": strips,
+        }
+    )
+
+
+def _flat(text: str) -> str:
+    """A text's words with single spaces, its bracketed numbers as an answer quotes them (``［7］``)."""
+    return " ".join(defuse_markers(text).split())
