@@ -40,13 +40,13 @@ class Cut:
     Attributes:
         text: What is shown: the parts kept, on one line, with "…" where the sentence goes on; a table's header and
             rows, one a line.
-        first: The first part the citation names (its index among the sentence's parts, or the table's lines).
-        last: The last part it names.
+        first_part: The first part the citation names (its index among the sentence's parts, or the table's lines).
+        last_part: The last part it names.
     """
 
     text: str
-    first: int
-    last: int
+    first_part: int
+    last_part: int
 
 
 @dataclass
@@ -252,7 +252,7 @@ def cut_place(strip: Strip, cut: Cut, place: PlaceRange | None) -> PlaceRange | 
     written = [i for i, line in enumerate(lines) if line.strip()]
     if not written:
         return place
-    first, last = (written[cut.first], written[cut.last]) if len(written) > 1 else (written[0], written[0])
+    first, last = (written[cut.first_part], written[cut.last_part]) if len(written) > 1 else (written[0], written[0])
     return PlaceRange(
         kind="line",
         first=place["first"] + first,
