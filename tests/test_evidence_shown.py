@@ -157,6 +157,42 @@ def test_a_faq_question_hit_is_shown_with_the_lines_that_answer_it(tmp_path: Pat
     assert "Meta bindings" not in shown and "4. bash" not in shown
 
 
+# A FAQ whose questions are asked in other words: each entry's question line is its best hit.
+TIDYFEED_FAQ = """\
+Why does tidyfeed show some feeds twice?
+
+\tTwo subscriptions point at the same feed under different addresses.
+\tRemove one of them with "tidyfeed unsubscribe" and the duplicates go.
+
+Which systems does tidyfeed run on?
+
+\tLinux, macOS and FreeBSD are tested before every release and are
+\texpected to work well.  Windows works through WSL only.
+
+Where do I send bug reports?
+
+\tOpen an issue on the project's tracker, or write to
+\tbugs@tidyfeed.example.org (no account needed) instead.
+
+Why is tidyfeed called tidyfeed?
+
+\tThe first version only removed duplicate entries from feeds, which
+\tkept them tidy.  The name stayed when it learned to do more.
+"""
+
+
+def test_a_faq_question_restating_the_one_asked_is_shown_first_with_its_answer(tmp_path: Path) -> None:
+    # Before: the restated question counted for nothing as evidence, so neither it nor its answer was shown, and
+    # "Why is tidyfeed called tidyfeed? …" stood first.
+    ingest(tmp_path, {"tidyfeed-faq.txt": TIDYFEED_FAQ})
+    answer = ask(tmp_path, "Which operating systems does tidyfeed support?")
+    first = answer["citations"][0]["quote"]
+    assert first.startswith("Which systems does tidyfeed run on?"), answer["answer"]
+    assert "Linux, macOS and FreeBSD are tested before every release" in first
+    # A question is shown with its answer or not at all: alone it would only take room.
+    assert not any(c["quote"].rstrip().endswith("?") for c in answer["citations"]), answer["answer"]
+
+
 def test_what_only_a_rewrite_found_is_shown_after_what_the_question_found(tmp_path: Path) -> None:
     # One passage a search: the question's own search finds httpx's list, a rewrite the window before it. The
     # rewrite's passage, graded higher on its own search's standing, came first.

@@ -32,10 +32,16 @@ PAIR_CHARS = 400
 
 
 def _rank(strip: Strip, profile: QuestionProfile) -> float:
-    """A strip's standing as evidence: 0 for what can never answer."""
-    if strip["kind"] == "code":
+    """A strip's standing as evidence: 0 for what can never answer.
+
+    A FAQ's question that restates the one asked answers nothing itself, but the lines after it do: it is ranked as
+    any sentence, and shown with them (:func:`closest_evidence`). Ranked 0, the best hit of a paraphrased question
+    ("Which systems does tidyfeed run on?" for "Which operating systems does tidyfeed support?") was never shown,
+    nor its answer, and another entry's answer stood first.
+    """
+    if strip["kind"] in ("code", "heading"):
         return 0.0
-    weight = answer_weight(strip, profile)
+    weight = answer_weight(strip, profile) or (1.0 if is_question_line(strip["text"]) else 0.0)
     return strip["score"] * weight + DENSE_WEIGHT * strip["dense"] if weight else 0.0
 
 
@@ -112,6 +118,11 @@ def closest_evidence(
             # A FAQ's question tells nothing alone: its answer follows it, before other sentences take the budget.
             while (added := grow(excerpt, False, max_chars - used, shown)) > 0:
                 used += added
+            if len(excerpt.strips) == 1 and len(chosen) > 1:
+                # No line of its answer fits (or none follows): the question alone would only take room. The best
+                # sentence stays, whatever it is: something is shown.
+                chosen.pop()
+                used -= len(strip["text"])
     grown = True
     while grown:
         grown = False
