@@ -201,26 +201,7 @@ def test_an_answers_citation_names_the_lines_its_quote_stands_on(guide_index: Pa
 
 
 # A FAQ as text, in the shape of procps's: its entries are short, so a passage kept holds several of them.
-FAQ = """Why does tidyfeed show some feeds twice?
-
-\tTwo subscriptions point at the same feed under different addresses.
-\tRemove one of them with "tidyfeed unsubscribe" and the duplicates go.
-
-Which systems does tidyfeed run on?
-
-\tLinux, macOS and FreeBSD are tested before every release and are
-\texpected to work well.  Windows works through WSL only.
-
-Where do I send bug reports?
-
-\tOpen an issue on the project's tracker, or write to
-\tbugs@tidyfeed.example.org (no account needed) instead.
-
-Why is tidyfeed called tidyfeed?
-
-\tThe first version only removed duplicate entries from feeds, which
-\tkept them tidy.  The name stayed when it learned to do more.
-"""
+FAQ = (Path(__file__).resolve().parent / "data" / "tidyfeed-faq.txt").read_text(encoding="utf-8")
 
 
 def test_an_offline_answers_citation_names_the_lines_it_quotes_not_the_passage_around_them(tmp_path: Path) -> None:

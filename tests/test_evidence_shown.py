@@ -158,27 +158,7 @@ def test_a_faq_question_hit_is_shown_with_the_lines_that_answer_it(tmp_path: Pat
 
 
 # A FAQ whose questions are asked in other words: each entry's question line is its best hit.
-TIDYFEED_FAQ = """\
-Why does tidyfeed show some feeds twice?
-
-\tTwo subscriptions point at the same feed under different addresses.
-\tRemove one of them with "tidyfeed unsubscribe" and the duplicates go.
-
-Which systems does tidyfeed run on?
-
-\tLinux, macOS and FreeBSD are tested before every release and are
-\texpected to work well.  Windows works through WSL only.
-
-Where do I send bug reports?
-
-\tOpen an issue on the project's tracker, or write to
-\tbugs@tidyfeed.example.org (no account needed) instead.
-
-Why is tidyfeed called tidyfeed?
-
-\tThe first version only removed duplicate entries from feeds, which
-\tkept them tidy.  The name stayed when it learned to do more.
-"""
+TIDYFEED_FAQ = (DATA / "tidyfeed-faq.txt").read_text(encoding="utf-8")
 
 
 def test_a_faq_question_restating_the_one_asked_is_shown_first_with_its_answer(tmp_path: Path) -> None:
