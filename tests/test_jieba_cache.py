@@ -42,7 +42,7 @@ def tokenize_chinese(home: Path, shared_tmp: Path, cache_home: Path | None, time
     env.update(HOME=str(home), TMPDIR=str(shared_tmp))
     if cache_home is not None:
         env["XDG_CACHE_HOME"] = str(cache_home)
-    run = subprocess.run([sys.executable, "-c", TOKENIZE], capture_output=True, text=True, env=env, timeout=timeout)
+    run = subprocess.run([sys.executable, "-c", TOKENIZE], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr
     said: dict[str, object] = json.loads(run.stdout)
     return said
@@ -113,7 +113,7 @@ def test_a_fifo_planted_as_the_jieba_cache_is_refused_not_waited_on(tmp_path: Pa
     os.mkfifo(folder / "jieba.cache", 0o600)
     (tmp_path / "shared-tmp").mkdir()
     try:  # opened for reading, a FIFO with no writer never returns: far longer than building the dictionary takes
-        said = tokenize_chinese(tmp_path / "home", tmp_path / "shared-tmp", tmp_path / "cache", timeout=120)
+        said = tokenize_chinese(tmp_path / "home", tmp_path / "shared-tmp", tmp_path / "cache")
     except subprocess.TimeoutExpired:
         pytest.fail("reading the jieba cache waited on a FIFO planted at its name")
     assert said["planted"] is False and isinstance(said["words"], int) and said["words"] > 100_000
