@@ -36,7 +36,7 @@ def plant(folder: Path) -> bytes:
     return blob
 
 
-def tokenize_chinese(home: Path, shared_tmp: Path, cache_home: Path | None, timeout: float = 300) -> dict[str, object]:
+def tokenize_chinese(home: Path, shared_tmp: Path, cache_home: Path | None) -> dict[str, object]:
     """Run the tokenizer in a fresh process with these home, cache and temporary folders; return what it says."""
     env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "TMPDIR", "TEMP", "TMP")}
     env.update(HOME=str(home), TMPDIR=str(shared_tmp))
