@@ -26,7 +26,10 @@ _TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>")
 _BREAKS = frozenset("br p div section article header footer table tr li ul ol dl dd dt hr blockquote details".split())
 # A link reference definition (``[ci]: https://… "title"``): a renderer shows nothing of it, only links use it.
 # ``[^1]: …`` is a footnote, which is shown.
-_REFERENCE_DEFINITION = re.compile(r" {0,3}\[(?!\^)[^\[\]]+\]:[ \t]*<?\S+>?(?:[ \t]+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?[ \t]*")
+_REFERENCE_DEFINITION = re.compile(
+    r" {0,3}\[(?!\^)[^\[\]]+\]:[ \t]*<?\S+>?"  # [label]: destination
+    r"(?:[ \t]+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?[ \t]*"  # "title", 'title' or (title)
+)
 _BACKTICKS = re.compile(r"`+")
 _SPACES = re.compile(r"\s+")
 
