@@ -11,7 +11,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from selfcrag.cite.markers import defuse_markers
 from selfcrag.spans import KnowledgeItem, PlaceRange, Strip, join_places, located
 from selfcrag.split.sentences import join_wrapped_lines
 
@@ -25,9 +24,6 @@ _MARKED_QUESTION = re.compile(r"\s*(?:Q\d*|问题?\d*)\s*[:：]", re.IGNORECASE)
 _ITEM_NUMBER = re.compile(r"\s*(\d{1,3})[.)、．]\s")
 # Where a one-line sentence may be cut: after a clause's comma or semicolon.
 _CLAUSE_END = re.compile(r"(?<=[,;，；、])\s*")
-# A piece of an answer at least this long found in a sentence (or a sentence this long found in the answer) shows
-# that the answer quotes it: shorter ones ("Yes.", "2.") turn up anywhere.
-_QUOTED_CHARS = 12
 
 
 @dataclass(frozen=True)
@@ -286,9 +282,10 @@ def answer_excerpt(item: KnowledgeItem, strip: Strip, max_chars: int) -> Excerpt
 def quoted_part(item: KnowledgeItem, answer: Sequence[str]) -> KnowledgeItem:
     """The part of a knowledge item an answer quotes: its sentences from the first quoted to the last.
 
-    An offline answer quotes its sentences word for word, whole or cut ("… part …"); its citation then names
-    where they stand (``lines 56–59``), not the whole passage kept around them (``lines 52–63``), and quotes
-    them. A model's answer restates what it read and quotes no sentence: its citation is the whole item.
+    An offline answer quotes its sentences word for word (:func:`quotes`, as the support check finds them); its
+    citation then names where they stand (``lines 56–59``), not the whole passage kept around them
+    (``lines 52–63``), and quotes them. A model's answer restates what it read and quotes no sentence: its
+    citation is the whole item.
 
     Args:
         item: A knowledge item the answer cites.
@@ -297,14 +294,11 @@ def quoted_part(item: KnowledgeItem, answer: Sequence[str]) -> KnowledgeItem:
     Returns:
         The item narrowed to what is quoted (text, sentences, place); the item itself when nothing is.
     """
-    pieces = [
-        flat for sentence in answer for piece in sentence.split("…") if len(flat := _flat(piece)) >= _QUOTED_CHARS
-    ]
+    said = " ".join(join_wrapped_lines(" ".join(answer)).split())
     positions = [
         strip["position"]
         for strip in item["strips"]
-        if (flat := _flat(strip["text"]))
-        and any(piece in flat or (len(flat) >= _QUOTED_CHARS and flat in piece) for piece in pieces)
+        if strip["kind"] not in ("heading", "code") and quotes(said, strip)
     ]
     if not positions:
         return item
@@ -320,8 +314,3 @@ def quoted_part(item: KnowledgeItem, answer: Sequence[str]) -> KnowledgeItem:
             "strips": strips,
         }
     )
-
-
-def _flat(text: str) -> str:
-    """A text's words with single spaces, its bracketed numbers as an answer quotes them (``［7］``)."""
-    return " ".join(defuse_markers(text).split())
