@@ -41,9 +41,11 @@ from __future__ import annotations
 import contextlib
 import gzip
 import hashlib
+import io
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -56,6 +58,8 @@ import numpy as np
 
 from selfcrag.embed.embedders import Embedder
 from selfcrag.embed.model_cache import read_cached, write_cached
+from selfcrag.errors import UserError
+from selfcrag.index.generations import is_real_folder, planted_link
 from selfcrag.index.store import APPROXIMATE, EXACT, DenseSearch
 
 HELD_BACK = 300
@@ -148,8 +152,10 @@ class ScaleRow:
 
 def _lines(corpus: Path) -> Iterator[str]:
     if corpus.is_dir():
+        root = corpus.resolve()
         for path in sorted(corpus.rglob("*")):
-            if path.is_file() and path.suffix in {".txt", ".md"}:
+            # As ingest does, a link leading outside the corpus folder is not read (rglob enters no linked folder).
+            if path.is_file() and path.suffix in {".txt", ".md"} and path.resolve().is_relative_to(root):
                 yield path.read_text(encoding="utf-8", errors="replace")
         return
     opener = gzip.open if corpus.suffix == ".gz" else open
@@ -488,19 +494,28 @@ def _opened(folder: Path) -> Iterator[int]:
         os.close(descriptor)
 
 
+def _write_file(folder: Path, name: str, data: bytes) -> None:
+    """Write a file of the bench's whole, aside and renamed into place, as the model cache writes its files.
+
+    A link planted at the name in a kept ``--work-dir`` is replaced, never written through, and no other file
+    of the folder is touched.
+
+    Raises:
+        OSError: The file could not be written.
+    """
+    with _opened(folder) as descriptor:
+        written = write_cached(descriptor, name, data)
+    if not written:
+        raise OSError(f"could not write {folder / name}")
+
+
 def _write_progress(data_dir: Path, progress: dict[str, object]) -> None:
     """Record an ingest's corpus, model, seconds so far and whether it finished, beside its index.
-
-    Written aside and renamed into place, as the model cache writes its files: a link planted at the name in a kept
-    ``--work-dir`` is replaced, never written through (its family is its own name: no other file is removed).
 
     Raises:
         OSError: The record could not be written.
     """
-    with _opened(data_dir) as folder:
-        written = write_cached(folder, _PROGRESS, json.dumps(progress).encode("utf-8"), family=_PROGRESS)
-    if not written:
-        raise OSError(f"could not write {data_dir / _PROGRESS}")
+    _write_file(data_dir, _PROGRESS, json.dumps(progress).encode("utf-8"))
 
 
 def _read_progress(data_dir: Path) -> dict[str, object] | None:
@@ -533,6 +548,31 @@ def _unfinished_ingest(data_dir: Path, corpus: Path, embedder: str) -> dict[str,
     return progress
 
 
+def _check_data_folder(data_dir: Path) -> None:
+    """Refuse a data folder of the work dir that the bench would write into or delete through a link.
+
+    The bench makes ``kb-N`` itself and never makes a link. One in its place may be a person's way of putting
+    an index on another disk, or planted: either way the folder it leads to is not the bench's to empty or fill
+    (``shutil.rmtree`` refuses a link, and the ingest would then write into, and clean up in, its target), and
+    unlinking it would quietly undo the person's choice. A link inside one is refused as well: the bench made
+    none there either, and going on with a stopped ingest would follow it.
+
+    Raises:
+        UserError: ``data_dir`` is a link or a file, or a part of it is a link.
+    """
+    if data_dir.is_symlink():
+        problem = "it is a symbolic link, and the bench builds its indexes only in folders it made"
+        fix = "remove the link"
+    elif data_dir.exists() and not is_real_folder(data_dir):
+        problem, fix = "it is a file, not a folder", "move the file away"
+    elif (link := planted_link(data_dir)) is not None:
+        problem = f"{link} is a symbolic link, and the bench never follows links in its data folders"
+        fix = "remove the link"
+    else:
+        return
+    raise UserError(f"bench --scale cannot use {data_dir}: {problem}; {fix}, or choose another --work-dir")
+
+
 def run_scale(
     corpus: Path,
     sizes: list[int],
@@ -563,17 +603,21 @@ def run_scale(
 
     Returns:
         One row per size.
-    """
-    import shutil
 
+    Raises:
+        UserError: A data folder's name in ``work_dir`` is taken by a link or a file, or holds a link.
+    """
     work_dir.mkdir(parents=True, exist_ok=True)
+    # Before any work: a size refused after hours spent on the ones before it would waste them.
+    for target in sizes:
+        _check_data_folder(work_dir / f"kb-{target}")
     texts = held_back_queries(corpus, queries)
     for name in {embedder, STAND_IN}:
         model = bench_embedder(name)
-        (work_dir / f"queries-{name}.json").write_text(
-            json.dumps({"queries": texts}, ensure_ascii=False), encoding="utf-8"
-        )
-        np.save(work_dir / f"queries-{name}.npy", np.stack([model.embed_question(q) for q in texts]))
+        _write_file(work_dir, f"queries-{name}.json", json.dumps({"queries": texts}, ensure_ascii=False).encode())
+        vectors = io.BytesIO()
+        np.save(vectors, np.stack([model.embed_question(q) for q in texts]))
+        _write_file(work_dir, f"queries-{name}.npy", vectors.getvalue())
     rows = []
     for target in sizes:
         data_dir = work_dir / f"kb-{target}"
@@ -635,7 +679,7 @@ def run_scale(
             row.ms["rank-bm25"] = _rank_bm25_ms(corpus, row.sentences, texts, bm25_queries)
         rows.append(row)
         log(markdown_table(rows))
-        (work_dir / "scale.json").write_text(json.dumps([asdict(r) for r in rows], indent=1), encoding="utf-8")
+        _write_file(work_dir, "scale.json", json.dumps([asdict(r) for r in rows], indent=1).encode())
         if not keep:
             shutil.rmtree(data_dir, ignore_errors=True)
     return rows
