@@ -93,9 +93,7 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if evidence:
         # A table is shown as its header and the rows that match the question, one row a line, cited by those rows.
         evidence = [
-            Excerpt(e.item, e.strips, cut=table_excerpt(e.strips[0]["text"], profile))
-            if e.strips[0]["kind"] == "table"
-            else e
+            Excerpt(e.item, e.strips, cut=table_excerpt(e.strips[0], profile)) if e.strips[0]["kind"] == "table" else e
             for e in evidence
         ]
         citations = [_cited(i, e) for i, e in enumerate(evidence, 1)]

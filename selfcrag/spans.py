@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 TABLE_ROW = "table row"
 """The place kind of a row of a table in a Word or OpenDocument text, its table named in ``sheet`` ("table 2")."""
@@ -44,6 +44,21 @@ class PlaceRange(TypedDict):
     first_label: str | None
     last_label: str | None
     sheet: str | None
+
+
+class PlaceStart(TypedDict):
+    """Where, inside a sentence that runs over a page break, the next page starts.
+
+    A part of such a sentence shown alone (cut to fit the evidence) stands on the pages of that part, not on all
+    of the sentence's: see :func:`~selfcrag.heuristics.excerpts.cut_place`.
+
+    ``at`` is the offset in the sentence's text of the page's first character; ``number`` and ``label`` are the
+    page's, as in :class:`PlaceRange`.
+    """
+
+    at: int
+    number: int
+    label: str | None
 
 
 class Located(TypedDict):
@@ -124,7 +139,11 @@ class Strip(TypedDict):
     what an unrelated sentence scores, 1: a restatement), and ``coverage``
     the IDF-weighted share of the question's words it holds (with its title
     and headings): two of the signals of ``score``. ``place`` is where the
-    sentence stands in the original (see :class:`PlaceRange`).
+    sentence stands in the original (see :class:`PlaceRange`), and
+    ``place_starts`` where inside it each of its later pages starts, when it
+    runs over a page break. ``table_header`` is, for a piece of a long table
+    other than its first, the table's header lines: its rows are read under
+    them. Strips of older states have neither key.
     """
 
     position: int
@@ -135,6 +154,8 @@ class Strip(TypedDict):
     coverage: float
     leans_on: list[int]
     place: PlaceRange | None
+    place_starts: NotRequired[list[PlaceStart]]
+    table_header: NotRequired[str]
 
 
 class KnowledgeItem(Span):

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from selfcrag.cite.markers import CitedSentence, join_cited
-from selfcrag.heuristics.excerpts import Cut, answer_excerpt
+from selfcrag.heuristics.excerpts import Cut, answer_excerpt, table_header, table_rows
 from selfcrag.heuristics.signals import QUESTION_TERMS, QuestionProfile, answer_type_match
 from selfcrag.heuristics.strips import is_lead_in
 from selfcrag.index.tokenize import tokenize
@@ -141,17 +141,17 @@ def _is_breadcrumb(text: str) -> bool:
     return len(parts) >= 3 and all(0 < len(part.split()) <= 5 and is_title_line(part) for part in parts)
 
 
-def row_key_named(table: str, profile: QuestionProfile) -> bool:
+def row_key_named(table: Strip, profile: QuestionProfile) -> bool:
     """Tell whether the question names the key (first cell) of one of a table's rows.
 
     Args:
-        table: A Markdown table, one row a line.
+        table: A strip of kind ``table``: a Markdown table (or a piece of one), one row a line.
         profile: The question.
 
     Returns:
         True when some row's first cell is one of the question's terms.
     """
-    for line in table.splitlines()[1:]:
+    for line in table_rows(table):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if cells and cells[0] and tokenize(cells[0]) and set(tokenize(cells[0])) <= profile.terms:
             return True
@@ -194,7 +194,7 @@ def extractive_answer(
             if profile.answer_type is not None and answer_type_match(strip["text"], profile.answer_type) != 1.0:
                 continue
             score = strip["score"] * weight
-            if strip["kind"] == "table" and row_key_named(strip["text"], profile):
+            if strip["kind"] == "table" and row_key_named(strip, profile):
                 score = min(score + ROW_KEY_BONUS, 1.0)
             if listing and (strip["kind"] == "list" or is_lead_in(strip["text"])):
                 score = min(score + LIST_BONUS, 1.0)
@@ -221,7 +221,7 @@ def extractive_answer(
                 quoted.add((item["n"], position))
                 text = by_position[position]["text"].strip()
                 if by_position[position]["kind"] == "table":
-                    text = table_excerpt(text, profile).text
+                    text = table_excerpt(by_position[position], profile).text
                 elif by_position[position]["kind"] != "code":
                     # A hard-wrapped sentence is one sentence: one line, one marker.
                     text = join_wrapped_lines(text)
@@ -247,25 +247,30 @@ def format_answer(sentences: Sequence[CitedSentence], language: str) -> str:
     return join_cited(sentences, "" if language == "zh" else " ")
 
 
-def table_excerpt(table: str, profile: QuestionProfile) -> Cut:
+def table_excerpt(table: Strip, profile: QuestionProfile) -> Cut:
     """Keep a Markdown table's header and the rows that share most with the question.
 
     The rows kept are what a citation names: the header is shown as context, and a person following the citation
-    lands on the rows (a row the question is about, not the whole table).
+    lands on the rows (a row the question is about, not the whole table). A long table's later piece is shown
+    under the table's header, which it carries apart (:func:`~selfcrag.heuristics.excerpts.table_header`): its
+    first row is a row like the others.
 
     Args:
-        table: The table, one row a line.
+        table: A strip of kind ``table``: the table (or a piece of it), one row a line.
         profile: The question.
 
     Returns:
         Header (and separator) lines followed by the best rows, the first and last of those rows named (their
-        index among the table's lines); the whole table, all its lines named, when no row shares a word with the
-        question.
+        index among the strip's lines); the header and all the strip's rows, all its lines named, when no row
+        shares a word with the question.
     """
-    lines = [line for line in table.split("\n") if line.strip()]
-    head = 2 if len(lines) > 2 and set(lines[1].replace("|", "").strip()) <= set("-: ") else 1
-    scores = [profile.coverage(set(tokenize(row))) for row in lines[head:]]
+    lines = [line for line in table["text"].split("\n") if line.strip()]
+    header = table_header(table)
+    rows = table_rows(table)
+    head = len(lines) - len(rows)  # the header lines the strip holds itself: none in a later piece
+    scores = [profile.coverage(set(tokenize(row))) for row in rows]
     if not scores or max(scores) == 0:
-        return Cut(table, 0, len(lines) - 1)
+        carried = [] if head else header  # a later piece is shown under the header it carries apart
+        return Cut("\n".join([*carried, *lines]), 0, len(lines) - 1)
     kept = [head + i for i, score in enumerate(scores) if score == max(scores)]
-    return Cut("\n".join([*lines[:head], *(lines[i] for i in kept)]), kept[0], kept[-1])
+    return Cut("\n".join([*header, *(lines[i] for i in kept)]), kept[0], kept[-1])

@@ -99,8 +99,9 @@ def strip_signals(profile: QuestionProfile, text: str, setting: str, cosine: flo
     Args:
         profile: The question.
         text: The sentence.
-        setting: What the sentence stands in: its heading path and the
-            sentences it leans on (a list item's lead-in). The question's
+        setting: What the sentence stands in: its heading path, the
+            sentences it leans on (a list item's lead-in) and, for a piece of
+            a long table, the table's header. The question's
             words found there count as covered: a sentence under "Rate limits"
             in the "Aurora API" guide need not repeat either.
         cosine: Cosine of the question vector with the sentence vector.
@@ -152,7 +153,7 @@ def scored_strip(sentence: StoredSentence, signals: StripSignals, leans_on: Sequ
         The strip, with its score and the signals the outcome is decided on; a document's own ``[n]`` written
         ``［n］`` so that it cannot pass for a citation.
     """
-    return Strip(
+    strip = Strip(
         position=sentence.position,
         kind=sentence.kind,
         text=defuse_markers(sentence.text),
@@ -162,6 +163,12 @@ def scored_strip(sentence: StoredSentence, signals: StripSignals, leans_on: Sequ
         leans_on=list(leans_on),
         place=sentence.place,
     )
+    # Only where they say something: most sentences stand on one page, and are no piece of a long table.
+    if sentence.place_starts:
+        strip["place_starts"] = list(sentence.place_starts)
+    if sentence.table_header is not None:
+        strip["table_header"] = defuse_markers(sentence.table_header)
+    return strip
 
 
 def score_context(best_strip: float, coverage: float, agreement: float, standing: int, first: bool) -> float:
@@ -259,7 +266,9 @@ class OfflineEvaluator:
         for strip, cosine in zip(strips, cosines, strict=True):
             entry = self.index.document(strip.doc_id)
             title = entry.title if entry is not None else ""
-            setting = " ".join([title, *strip.section, *(c.text for c in companions(self.index, strip))])
+            # A long table's later piece stands under its header: the columns' names are the rows' words too.
+            header = [strip.table_header] if strip.table_header is not None else []
+            setting = " ".join([title, *strip.section, *header, *(c.text for c in companions(self.index, strip))])
             measured.append(strip_signals(profile, strip.text, setting, float(cosine)))
         return measured
 

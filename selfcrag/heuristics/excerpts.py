@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from selfcrag.spans import KnowledgeItem, PlaceRange, Strip, join_places, located
-from selfcrag.split.sentences import join_wrapped_lines
+from selfcrag.split.sentences import join_wrapped_lines, table_header_lines
 
 # Kinds of sentence an excerpt never grows into or from: they stand apart from the sentences around them.
 APART = ("heading", "code", "table")
@@ -31,7 +31,8 @@ class Cut:
     """The part of a sentence that is shown, and which of its parts a citation of it names.
 
     A sentence too long for the budget is cut to some of its parts (:func:`sentence_parts`); a table, to its header
-    and the rows that match the question (its parts are its lines, and the header, shown as context, is not named).
+    and the rows that match the question (its parts are its lines, and the header, shown as context, is not named;
+    a long table's later piece is shown under the table's header, which it carries apart: :func:`table_rows`).
 
     Attributes:
         text: What is shown: the parts kept, on one line, with "…" where the sentence goes on; a table's header and
@@ -111,6 +112,38 @@ def opens_next_item(opening: str, sentence: str) -> bool:
     return begun is not None and number is not None and int(number[1]) == int(begun[1]) + 1
 
 
+def table_header(strip: Strip) -> list[str]:
+    """The header lines a table (or a piece of one) is shown under: its own first lines, or the ones it carries.
+
+    A table longer than the splitter's limit is cut into pieces; each piece after the first carries the table's
+    header apart (``table_header``), so that its first row is not taken for one.
+
+    Args:
+        strip: A strip of kind ``table``.
+
+    Returns:
+        The header row, and the separator row under it if the table has one.
+    """
+    carried = strip.get("table_header")
+    if carried is not None:
+        return [line for line in carried.split("\n") if line.strip()]
+    lines = [line for line in strip["text"].split("\n") if line.strip()]
+    return lines[: table_header_lines(lines)]
+
+
+def table_rows(strip: Strip) -> list[str]:
+    """The rows of a table (or a piece of one): its lines without its header, blank lines left out.
+
+    Args:
+        strip: A strip of kind ``table``.
+
+    Returns:
+        Every line of a piece that carries its header apart; the lines under the header of one that holds it.
+    """
+    lines = [line for line in strip["text"].split("\n") if line.strip()]
+    return lines if strip.get("table_header") is not None else lines[table_header_lines(lines) :]
+
+
 def quotes(text: str, strip: Strip) -> bool:
     """Tell whether a text quotes a strip: the whole sentence, or for a table, one of its rows (an excerpt of it).
 
@@ -122,8 +155,7 @@ def quotes(text: str, strip: Strip) -> bool:
         True when the strip's text (or a row of its table) appears in the text.
     """
     if strip["kind"] == "table":
-        rows = [" ".join(line.split()) for line in strip["text"].splitlines()[2:] if line.strip()]
-        return any(row in text for row in rows)
+        return any(" ".join(row.split()) in text for row in table_rows(strip))
     return " ".join(join_wrapped_lines(strip["text"]).split()) in text
 
 
@@ -228,11 +260,12 @@ def cut_around_best(parts: Sequence[str], scores: Sequence[float], max_chars: in
 
 
 def cut_place(strip: Strip, cut: Cut, place: PlaceRange | None) -> PlaceRange | None:
-    """Where the part of a sentence that a cut keeps stands: the lines of its parts, in a text file.
+    """Where the part of a sentence that a cut keeps stands: the lines of its parts in a text file, or their pages.
 
     A sentence of several lines is cut at its lines (:func:`sentence_parts`), and a table at its rows, so the parts
-    kept stand on lines of their own; a sentence of one line is cut at its clauses, all on that line. A page or
-    slide cannot be told apart within a sentence: there the sentence's place is kept.
+    kept stand on lines of their own; a sentence of one line is cut at its clauses, all on that line. A sentence
+    that runs over a page break knows where its next page starts (``place_starts``): the parts kept stand on the
+    pages they are printed on.
 
     Args:
         strip: The sentence cut.
@@ -240,10 +273,13 @@ def cut_place(strip: Strip, cut: Cut, place: PlaceRange | None) -> PlaceRange | 
         place: The sentence's place.
 
     Returns:
-        The lines of the parts kept; ``place`` itself when it is not of lines, or its lines are not the text's.
+        The lines, or pages, of the parts kept; ``place`` itself when it is of one page, slide or row, or of
+        lines that are not the text's.
     """
+    if place is not None and place["kind"] != "line":
+        return _cut_pages(strip, cut, place)
     lines = strip["text"].split("\n")
-    if place is None or place["kind"] != "line" or len(lines) != place["last"] - place["first"] + 1:
+    if place is None or len(lines) != place["last"] - place["first"] + 1:
         return place
     written = [i for i, line in enumerate(lines) if line.strip()]
     if not written:
@@ -256,6 +292,38 @@ def cut_place(strip: Strip, cut: Cut, place: PlaceRange | None) -> PlaceRange | 
         first_label=None,
         last_label=None,
         sheet=None,
+    )
+
+
+def _cut_pages(strip: Strip, cut: Cut, place: PlaceRange) -> PlaceRange:
+    """The pages of the parts a cut keeps of a sentence that runs over a page break (see :func:`cut_place`)."""
+    starts = strip.get("place_starts")
+    if not starts:
+        return place
+    text = strip["text"]
+    # Each part's offsets in the sentence: its parts are its lines, or a table's rows, in order.
+    parts = [line for line in text.split("\n") if line.strip()] if strip["kind"] == "table" else sentence_parts(text)
+    bounds: list[tuple[int, int]] = []
+    at = 0
+    for part in parts:
+        found = text.find(part, at)
+        if found < 0:
+            return place
+        at = found + len(part)
+        bounds.append((found, at))
+    if not 0 <= cut.first_part <= cut.last_part < len(bounds):
+        return place
+
+    def page_at(offset: int) -> tuple[int, str | None]:
+        page = (place["first"], place["first_label"])
+        for start in starts:
+            if start["at"] <= offset:
+                page = (start["number"], start["label"])
+        return page
+
+    (first, first_label), (last, last_label) = page_at(bounds[cut.first_part][0]), page_at(bounds[cut.last_part][1] - 1)
+    return PlaceRange(
+        kind=place["kind"], first=first, last=last, first_label=first_label, last_label=last_label, sheet=place["sheet"]
     )
 
 

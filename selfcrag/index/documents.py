@@ -15,7 +15,7 @@ from pathlib import Path
 
 from selfcrag.files.loaders import LoadedFile, Place, SkippedFile, read_document
 from selfcrag.index.manifest import DocumentEntry
-from selfcrag.index.places import sentence_places
+from selfcrag.index.places import place_starts, sentence_places
 from selfcrag.index.points import StoredSentence
 from selfcrag.index.records import content_hash, document_id
 from selfcrag.index.tokenize import tokenize
@@ -61,6 +61,7 @@ def prepare_document(
     """
     spans = split_sentences(text, max_chars=max_chars)
     where = sentence_places(text, spans, places, lines=lines)
+    starts = place_starts(spans, where, places)
     shown = path if path is not None else Path(source).name
     bounds: dict[int, tuple[int, int]] = {}
     for position, span in enumerate(spans):
@@ -90,6 +91,8 @@ def prepare_document(
             terms=0,
             path=shown,
             place=where[position],
+            place_starts=starts[position],
+            table_header=text[span.header[0] : span.header[1]] if span.header is not None else None,
         )
         terms = tokenize(base.searchable())
         tokens.append(terms)

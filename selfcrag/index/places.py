@@ -4,9 +4,10 @@ A reader of a paged or tabular format marks where each page, slide or sheet
 row starts in the text it writes (:class:`~selfcrag.files.places.Place`); a
 sentence stands on the place in force at its first character through the one
 in force at its last, so a sentence that runs over a page break names both
-pages. A document's paragraphs after a table stand at no place (its reader
-marks :data:`~selfcrag.files.places.NO_PLACE` there): they are cited by their
-section. A text file has no such marks: its sentences are placed by line,
+pages (and :func:`place_starts` says where inside it the next one starts, for
+a part of it shown alone). A document's paragraphs after a table stand at no
+place (its reader marks :data:`~selfcrag.files.places.NO_PLACE` there): they
+are cited by their section. A text file has no such marks: its sentences are placed by line,
 counted in the text, when the reader kept the file's lines
 (:attr:`~selfcrag.files.loaders.LoadedFile.same_lines`).
 """
@@ -17,7 +18,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from selfcrag.files.places import NO_PLACE, Place
-from selfcrag.spans import ROW_KINDS, PlaceRange
+from selfcrag.spans import ROW_KINDS, PlaceRange, PlaceStart
 from selfcrag.split.sentences import SentenceSpan
 
 
@@ -42,6 +43,38 @@ def sentence_places(
     if lines:
         return _lines(text, spans)
     return [None] * len(spans)
+
+
+def place_starts(
+    spans: Sequence[SentenceSpan], where: Sequence[PlaceRange | None], places: Sequence[Place]
+) -> list[tuple[PlaceStart, ...]]:
+    """Where inside each sentence that stands on several places (a PDF's pages) the places after its first start.
+
+    Args:
+        spans: A document's sentences, in order.
+        where: Their places (:func:`sentence_places`).
+        places: The places its reader marked, by offset in the text.
+
+    Returns:
+        One tuple per sentence, empty unless its place runs from one number to another: then each place that
+        starts inside it, its offset counted from the sentence's start.
+    """
+    marked = sorted(places, key=lambda p: p.offset)
+    offsets = [p.offset for p in marked]
+    found: list[tuple[PlaceStart, ...]] = []
+    for span, place in zip(spans, where, strict=True):
+        if place is None or place["first"] == place["last"]:
+            found.append(())
+            continue
+        inside = marked[bisect_right(offsets, span.start) : bisect_right(offsets, span.end - 1)]
+        found.append(
+            tuple(
+                PlaceStart(at=p.offset - span.start, number=p.number, label=p.label)
+                for p in inside
+                if (p.kind, p.sheet) == (place["kind"], place["sheet"])
+            )
+        )
+    return found
 
 
 def _marked(spans: Sequence[SentenceSpan], places: Sequence[Place]) -> list[PlaceRange | None]:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from selfcrag.index.sparse import SparseVector
-from selfcrag.spans import PlaceRange
+from selfcrag.spans import PlaceRange, PlaceStart
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -108,6 +108,11 @@ class StoredSentence:
         path: The document's path as shown to people: relative to the folder ingested (None in older indexes).
         place: The pages, slide, rows or lines of the original file the sentence stands on (None when the
             format has none, and in older indexes).
+        place_starts: Where inside the sentence each page after its first starts, when it runs over a page
+            break (empty otherwise, and in older indexes): a part of it shown alone is cited by its own pages.
+        table_header: For a piece of a table cut at the splitter's limit, other than its first: the table's
+            header lines, which its rows are shown under (None otherwise, and in older indexes). Neither
+            retriever reads it: the piece's vectors and terms are its own text's.
     """
 
     doc_id: str
@@ -133,6 +138,8 @@ class StoredSentence:
     source_last: int | None = None
     path: str | None = None
     place: PlaceRange | None = field(default=None, hash=False)
+    place_starts: tuple[PlaceStart, ...] = field(default=(), hash=False)
+    table_header: str | None = None
 
     @property
     def point_id(self) -> str:
@@ -177,10 +184,12 @@ class StoredSentence:
                     ("source_first", self.source_first),
                     ("source_last", self.source_last),
                     ("path", self.path),
+                    ("table_header", self.table_header),
                 )
                 if value is not None
             },
-            **({"place": {k: v for k, v in self.place.items() if v is not None}} if self.place is not None else {}),
+            **({"place": _without_none(self.place)} if self.place is not None else {}),
+            **({"place_starts": [_without_none(start) for start in self.place_starts]} if self.place_starts else {}),
         }
 
     @staticmethod
@@ -209,11 +218,25 @@ class StoredSentence:
             source_last=_optional(payload.get("source_last"), int),
             path=payload.get("path"),
             place=_place(payload.get("place")),
+            place_starts=tuple(
+                PlaceStart(at=int(start["at"]), number=int(start["number"]), label=start.get("label"))
+                for start in payload.get("place_starts", ())
+            ),
+            table_header=payload.get("table_header"),
         )
 
     def unplaced(self) -> StoredSentence:
-        """The sentence without its path and place: what it is, not where it is said to stand."""
-        return replace(self, path=None, place=None)
+        """The sentence as embedded and counted: without its path, its places and the header it is shown under.
+
+        Those are written anew on an unchanged sentence (:meth:`~selfcrag.index.writer.IndexWriter.relabel`),
+        with the vectors it has.
+        """
+        return replace(self, path=None, place=None, place_starts=(), table_header=None)
+
+
+def _without_none(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A place's fields as a payload keeps them: a label or sheet that is None is left out."""
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def _optional(value: Any, kind: type[_Number]) -> _Number | None:

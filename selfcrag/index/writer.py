@@ -382,8 +382,8 @@ class IndexWriter:
 
         An unchanged file indexed by an older version of the reading, splitting
         and tokenising needs no new embedding when its sentences and term count
-        come out the same. Where they are said to stand (path, place) may differ:
-        :meth:`relabel` writes that anew.
+        come out the same. Where they are said to stand (path, place) and the table
+        header they are shown under may differ: :meth:`relabel` writes that anew.
 
         Args:
             old: The document as the manifest has it.
@@ -402,8 +402,8 @@ class IndexWriter:
     def relabel(self, old: DocumentEntry, document: PreparedDocument) -> None:
         """Record that a document's points are what this version writes, their paths and places written anew.
 
-        For a document that :meth:`holds`: the points whose path or place differ (an index written before
-        places were kept) are written again with the vectors they have, so nothing is embedded.
+        For a document that :meth:`holds`: the points whose path, place or table header differ (an index written
+        before places were kept) are written again with the vectors they have, so nothing is embedded.
 
         Args:
             old: The document as the manifest has it.

@@ -18,6 +18,7 @@ the input exactly once. Offsets are Python string indices (code points).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "join_wrapped_lines",
     "opens_fence",
     "split_sentences",
+    "table_header_lines",
     "without_links",
 ]
 
@@ -47,6 +49,9 @@ class SentenceSpan:
             heading belongs to the section it opens.
         kind: One of ``"heading"``, ``"text"``, ``"list"``, ``"clause"``,
             ``"code"`` or ``"table"``.
+        header: For a piece of a table cut at the limit, other than its first: where the table's header
+            (:func:`table_header_lines`) stands, ``(start, end)`` offsets; None otherwise. The piece is read
+            under it, as its rows are, though the header's text is the first piece's.
 
     """
 
@@ -55,6 +60,7 @@ class SentenceSpan:
     section: tuple[str, ...]
     section_index: int
     kind: str
+    header: tuple[int, int] | None = None
 
 
 # --- Block-level patterns (matched against a single line) -------------------
@@ -66,6 +72,8 @@ class SentenceSpan:
 _ATX = re.compile(r"[ \t]{0,3}(#{1,6})(?:[ \t]+(.*)|\r)?$")
 _FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
 _TABLE = re.compile(r"[ \t]{0,3}\|")
+# The row under a table's header that marks it as one ("|---|:--:|"): pipes, colons, spaces and dashes.
+_TABLE_SEPARATOR = re.compile(r"[ \t|:]*-[ \t|:-]*")
 # A setext heading's underline: a line of "=" (level 1) or "-" (level 2) under a one-line paragraph.
 _UNDERLINE = re.compile(r"[ \t]{0,3}(={3,}|-{3,})[ \t]*$")
 # Lines indented as a code block: never a title.
@@ -272,6 +280,21 @@ def is_markdown_structure(line: str) -> bool:
     return bool(_ATX.match(line) or _FENCE.match(line) or _TABLE.match(line) or _UNDERLINE.match(line))
 
 
+def table_header_lines(lines: Sequence[str]) -> int:
+    """How many of a pipe table's first lines are its header: the first, and the separator row under it if any.
+
+    A table without a separator row (one an HTML or reStructuredText reader wrote) is read the same way: its
+    first row names its columns, as a ``<thead>`` does.
+
+    Args:
+        lines: The table's lines, blank lines left out.
+
+    Returns:
+        2 when the second line is a separator row (``|---|---|``), else 1.
+    """
+    return 2 if len(lines) > 1 and _TABLE_SEPARATOR.fullmatch(lines[1].strip()) else 1
+
+
 def _plain_heading_level(lines: list[str], i: int, first: bool) -> int:
     """The level of line ``i``, which starts a block, as a plain-text heading, or 0 when it is none.
 
@@ -437,6 +460,8 @@ class _Splitter:
         self.levels: list[tuple[int, str]] = []
         self.section: tuple[str, ...] = ()
         self.section_index = 0
+        # The header of the table being emitted: its later pieces are read under it (SentenceSpan.header).
+        self.header: tuple[int, int] | None = None
 
     # -- block pass ---------------------------------------------------------
 
@@ -547,8 +572,11 @@ class _Splitter:
     # -- emitters -------------------------------------------------------------
 
     def _emit_lines(self, first: int, last: int, starts: list[int], lines: list[str], kind: str) -> None:
-        """Emit lines ``first..last`` as whole spans, cut at line boundaries."""
+        """Emit lines ``first..last`` as whole spans, cut at line boundaries; a table's later pieces name its header."""
         text = self.text
+        if kind == "table":
+            head = table_header_lines(lines[first : min(first + 2, last + 1)])
+            self.header = _trim(text, starts[first], starts[first + head - 1] + len(lines[first + head - 1]))
         cur_start = -1
         cur_end = -1
         for k in range(first, last + 1):
@@ -569,6 +597,7 @@ class _Splitter:
                 cur_start, cur_end = s, e
         if cur_start >= 0:
             self._add(cur_start, cur_end, kind)
+        self.header = None
 
     def _emit_range(self, start: int, end: int, kind: str) -> None:
         """Emit ``text[start:end]`` as one span, cut if over the limit."""
@@ -624,7 +653,8 @@ class _Splitter:
             self._add(s, e, kind)
 
     def _add(self, s: int, e: int, kind: str) -> None:
-        self.out.append(SentenceSpan(s, e, self.section, self.section_index, kind))
+        header = self.header if self.header is not None and s >= self.header[1] else None
+        self.out.append(SentenceSpan(s, e, self.section, self.section_index, kind, header))
 
     # -- sentence pass --------------------------------------------------------
 
