@@ -10,13 +10,18 @@ failed on 852dc81.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_runner import selfcrag
+from langchain_core.messages import BaseMessage
 from pdf_files import page_content, text_pdf
+from scripted_chat import ScriptedChat
 
+from selfcrag.graph.api import ask as api_ask
 from selfcrag.split import split_sentences
 
 CITIES = ["Oslo", "Lima", "Cairo", "Quito", "Hanoi", "Dakar", "Perth", "Turin", "Omaha", "Leeds"]
@@ -111,3 +116,36 @@ def test_a_sentence_over_a_page_break_cut_to_its_part_on_one_page_is_cited_by_th
     assert cut, answer["answer"]  # the case to show: the sentence over the page break, cut
     assert cut[0]["quote"] == "… " + " ".join(PAGE_2[:3])
     assert (cut[0]["where"], cut[0]["link"]) == ("p. 2", "pump.pdf#page=2")
+
+
+def test_a_chat_model_reads_a_long_tables_later_piece_under_the_tables_header(tmp_path: Path) -> None:
+    # The passage found for SKU-0153 is the table's 13th piece alone: the model was given its rows under no
+    # header, its first row ("| SKU-0150 | Oslo | 160 | 6 kg |") the only thing in the header's place.
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "stock.md").write_text(stock_list([HEADER, SEPARATOR]), encoding="utf-8")
+    ingest(tmp_path)
+    row = "| SKU-0153 | Quito | 163 | 9 kg |"
+    prompts: list[str] = []
+
+    def grades(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        shown = re.findall(r'<passage n="(\d+)"', messages[-1].text)
+        return {"grades": [{"passage": int(n), "relevance": "relevant"} for n in shown]}
+
+    def answer(messages: Sequence[BaseMessage]) -> str:
+        prompts.append(messages[-1].text)
+        return "Part SKU-0153 is held in Quito. [1]"
+
+    model = ScriptedChat(
+        script={
+            "RetrievalDecision": [{"retrieve": True}],
+            "PassageGrades": [grades],
+            "text": [answer],
+            "SupportJudgement": [{"verdict": "fully", "unsupported_sentences": [], "missing": ""}],
+        }
+    )
+    api_ask("Which warehouse holds part SKU-0153?", data_dir=tmp_path / "index", chat_model=model)
+    assert prompts, "the model was never asked to answer"
+    passage = next(p for p in re.findall(r"<passage\b[^>]*>\n(.*?)\n</passage>", prompts[0], re.DOTALL) if row in p)
+    lines = passage.splitlines()
+    assert lines[:2] == [HEADER, SEPARATOR], passage
+    assert lines.count(HEADER) == 1

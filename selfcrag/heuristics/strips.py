@@ -149,6 +149,9 @@ def companions(index: SentenceSource, strip: StoredSentence) -> list[StoredSente
 def recompose(strips: Sequence[StoredSentence]) -> str:
     """Join strips of one document in document order: runs as written, gaps marked with an ellipsis.
 
+    A run that opens on a later piece of a long table starts with the table's header (which the piece carries
+    apart): its rows are read under their columns' names, not under the piece's first row.
+
     Args:
         strips: Strips of one document (each knows the text between it and the next sentence).
 
@@ -162,7 +165,14 @@ def recompose(strips: Sequence[StoredSentence]) -> str:
             runs[-1].append(strip)
         else:
             runs.append([strip])
-    return " … ".join(join_sentences(run).strip() for run in runs)
+    return " … ".join(_run_text(run) for run in runs)
+
+
+def _run_text(run: Sequence[StoredSentence]) -> str:
+    """A run of consecutive strips as the document has it, under its table's header if it opens on a later piece."""
+    text = join_sentences(run).strip()
+    header = run[0].table_header
+    return f"{header}\n{text}" if header is not None else text
 
 
 def strip_vectors(retriever: Retriever, strips: Sequence[StoredSentence]) -> np.ndarray:
