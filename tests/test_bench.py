@@ -94,6 +94,9 @@ def test_bench_scale_measures_ingest_search_and_the_rank_bm25_reference(tmp_path
         assert row["sentences"] >= row["target"] and row["ingest_rss_mb"] > 0 and row["disk_mb"] > 0
         assert {"sparse", "dense", "hybrid", "rank-bm25"} <= set(row["ms"])
         assert row["ready_s"] > 0 and row["search_rss_mb"] > 0
+        # Its own memory and the index files it maps, read before the reader closed: parts of the peak.
+        assert 0 < row["search_own_mb"] and 0 < row["search_mapped_mb"]
+        assert row["search_own_mb"] + row["search_mapped_mb"] <= row["search_rss_mb"] + 1
         # --queries: the cold process, the end-to-end search and the recall each timed 5 held-back queries.
         assert len(row["cold_ms"]) == len(row["retriever_ms"]["total"]) == 5
         assert row["recall"]["exact"]["recall"] == 1.0 and row["recall"]["in use"]["recall"] > 0

@@ -138,6 +138,8 @@ class ScaleRow:
     disk_mb: float = 0.0
     ready_s: float = 0.0
     search_rss_mb: float = 0.0
+    search_own_mb: float = 0.0
+    search_mapped_mb: float = 0.0
     noop_s: float = 0.0
     noop_written_mb: float = 0.0
     add_one_s: float = 0.0
@@ -343,8 +345,25 @@ def search_child(data_dir: Path, queries_file: Path, embedder_name: str, repeat:
     # Peak RSS before closing: a reader's close maps the index's cached pages once more, so that the engine
     # cannot drop them from the page cache (no new memory, but RSS counts those pages twice meanwhile).
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    own, mapped = _resident_split()
     reader.close()
-    return {"ready": ready, "timings": timings, "rss_mb": peak}
+    return {"ready": ready, "timings": timings, "rss_mb": peak, "own_mb": own, "mapped_mb": mapped}
+
+
+def _resident_split() -> tuple[float, float]:
+    """This process's resident MiB now: its own memory (anonymous and shared) and the files it maps.
+
+    The mapped files' pages are the page cache's, clean and reclaimable: how many of the index's pages a search
+    process shows resident depends on how much of the index the cache held when it opened it (a fault maps the
+    cached pages around the one touched), not on the process. Its own memory does not. (0, 0) where the kernel
+    does not say.
+    """
+    try:
+        status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+        kib = {name: int(status[name].split()[0]) for name in ("RssAnon", "RssFile", "RssShmem")}
+    except (OSError, KeyError, ValueError, IndexError):
+        return 0.0, 0.0
+    return (kib["RssAnon"] + kib["RssShmem"]) / 1024, kib["RssFile"] / 1024
 
 
 def cold_child(data_dir: Path, queries_file: Path) -> dict[str, object]:
@@ -661,6 +680,8 @@ def run_scale(
         result, began, _ = _run_child(["search", str(data_dir), str(queries_file), used, str(repeat)])
         row.ready_s = float(result["ready"]) - began  # type: ignore[arg-type]
         row.search_rss_mb = float(result["rss_mb"])  # type: ignore[arg-type]
+        row.search_own_mb = float(result["own_mb"])  # type: ignore[arg-type]
+        row.search_mapped_mb = float(result["mapped_mb"])  # type: ignore[arg-type]
         row.ms = dict(result["timings"])  # type: ignore[call-overload]
         log(f"[{target:,}] a fresh process right after that one closed the index...")
         result, _, _ = _run_child(["cold", str(data_dir), str(queries_file)])
@@ -741,7 +762,8 @@ def _index_table(rows: list[ScaleRow]) -> str:
     lines = [
         "| sentences | docs (passes) | embedder | ingest s | ingest peak RSS MB | disk MB "
         "| no-op ingest s / MB written | +1 document s / MB written | search ready s "
-        "| search peak RSS MB | sparse p50/p95 | dense p50/p95 | hybrid p50/p95 | rank-bm25 p50 | rank-bm25 / hybrid |",
+        "| search peak RSS MB (own + mapped files at the end) "
+        "| sparse p50/p95 | dense p50/p95 | hybrid p50/p95 | rank-bm25 p50 | rank-bm25 / hybrid |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -751,7 +773,8 @@ def _index_table(rows: list[ScaleRow]) -> str:
         lines.append(
             f"| {r.sentences:,} | {r.documents:,} ({r.passes}) | {r.embedder} | {r.ingest_s:.0f} | "
             f"{r.ingest_rss_mb:.0f} | {r.disk_mb:.0f} | {r.noop_s:.1f} / {r.noop_written_mb:.1f} | "
-            f"{r.add_one_s:.1f} / {r.add_one_written_mb:.1f} | {r.ready_s:.2f} | {r.search_rss_mb:.0f} | "
+            f"{r.add_one_s:.1f} / {r.add_one_written_mb:.1f} | {r.ready_s:.2f} | "
+            f"{r.search_rss_mb:.0f} ({r.search_own_mb:.0f} + {r.search_mapped_mb:.0f}) | "
             f"{cells.get('sparse', '-')} | {cells.get('dense', '-')} | {cells.get('hybrid', '-')} | "
             f"{f'{_pct(bm25, 50):.1f}' if bm25 else '-'} | {ratio} |"
         )
