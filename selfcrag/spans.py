@@ -20,12 +20,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from typing import NotRequired, TypedDict
+from urllib.parse import quote
 
 TABLE_ROW = "table row"
 """The place kind of a row of a table in a Word or OpenDocument text, its table named in ``sheet`` ("table 2")."""
 
+ANCHOR = "anchor"
+"""The place kind of an HTML page's element a link can open at (a heading's, a section's or a definition's ``id``,
+an ``<a name>``), its ``id`` in ``first_label``: cited ``#id`` and linked ``page.html#id``."""
+
 ROW_KINDS = ("row", TABLE_ROW)
 """The place kinds of a table's row (a sheet's or a CSV file's, or a document's table's): each row is one record."""
+
+# What a URL's fragment may hold as it is (RFC 3986): the rest of an anchor's id is percent-encoded in a link.
+_FRAGMENT_SAFE = "!$&'()*+,;=:@/?-._~"
 
 
 class PlaceRange(TypedDict):
@@ -224,10 +232,12 @@ def describe_place(place: PlaceRange | None) -> str:
     Returns:
         ``p. 6``, ``p. 6 (printed 3)``, ``pp. 6–7 (printed 3–4)``, ``slide 4``, ``slides 4–5``,
         ``sheet Releases, row 12``, ``rows 12–14`` (a CSV), ``table 2, row 4`` (a document's table), ``line 12``,
-        ``lines 12–14``; empty for None.
+        ``lines 12–14``, ``#installation`` (an HTML page's anchor: the first, where a link opens); empty for None.
     """
     if place is None:
         return ""
+    if place["kind"] == ANCHOR:
+        return f"#{place['first_label']}"
     first, last = place["first"], place["last"]
     single = first == last
     span = f"{first}" if single else f"{first}–{last}"
@@ -260,13 +270,16 @@ def place_link(path: str, place: PlaceRange | None) -> str:
         place: Where in it.
 
     Returns:
-        ``path#page=6`` for a PDF page (the fragment PDF viewers open at), ``path:12`` for a line of a text file
+        ``path#page=6`` for a PDF page (the fragment PDF viewers open at), ``path#installation`` for an HTML
+        page's anchor (its ``id`` percent-encoded as a URL's fragment is), ``path:12`` for a line of a text file
         (as compilers and ``grep -n`` write it, which editors open); the path alone otherwise.
     """
     if place is None:
         return path
     if place["kind"] == "page":
         return f"{path}#page={place['first']}"
+    if place["kind"] == ANCHOR and place["first_label"]:
+        return f"{path}#{quote(place['first_label'], safe=_FRAGMENT_SAFE)}"
     if place["kind"] == "line":
         return f"{path}:{place['first']}"
     return path

@@ -6,6 +6,12 @@ list items, table cells and other blocks is kept. Scripts, styles, navigation
 and other things a reader does not read as text are left out, and nothing in a
 page is run or fetched. A page nested deeper than
 :data:`~selfcrag.files.html_depth.MAX_NESTING` is refused before it is parsed.
+
+Where a link can open the page (an element's ``id``: a heading's, a section's, a
+definition's, an ``<a name>``), the text from there on is marked as standing at
+that anchor (:data:`~selfcrag.files.places.ANCHOR`), so a citation links to
+``page.html#id``: a heading's anchor holds until the next one, a section's (or
+another block's) until the block ends.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ import re
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from selfcrag.files.html_depth import MAX_NESTING, nesting_depth
-from selfcrag.files.outline import MarkdownOutline
+from selfcrag.files.places import ANCHOR, Place, PlacedOutline
 
-__all__ = ["TooDeeplyNested", "html_to_markdown"]
+__all__ = ["TooDeeplyNested", "html_to_markdown", "read_html_page"]
 
 
 # Elements whose content is no text of the page: code, styling, site navigation, embedded objects.
@@ -58,6 +64,13 @@ _BLOCKS = frozenset(
 )
 
 
+# Elements whose anchor holds until the next one, as a heading's does for its section (a definition's, until its
+# list ends); any other block's holds while the block lasts (a section, a footnote's list item, a layout div).
+_POINT_ANCHORS = frozenset({*_HEADINGS, "a", "dt"})
+# The longest id taken as an anchor; a longer one, or one with spaces or unprintable characters, is none a link uses.
+_MAX_ANCHOR = 200
+
+
 class TooDeeplyNested(ValueError):
     """A page nested deeper than :data:`MAX_NESTING`; the message is the reason to show."""
 
@@ -83,6 +96,28 @@ def html_to_markdown(source: str, *, under: int = 0) -> str:
     Raises:
         TooDeeplyNested: Its elements nest deeper than :data:`MAX_NESTING` (measured before parsing).
     """
+    return _written(source, under).text()
+
+
+def read_html_page(source: str) -> tuple[str, tuple[Place, ...]]:
+    """Read an HTML file: its text (as :func:`html_to_markdown` writes it) and the anchors the text stands at.
+
+    Args:
+        source: The page's markup.
+
+    Returns:
+        The text, and where in it each anchor's text starts (:data:`~selfcrag.files.places.ANCHOR` places, and
+        :data:`~selfcrag.files.places.NO_PLACE` where a block's anchor ends with no other in force).
+
+    Raises:
+        TooDeeplyNested: Its elements nest deeper than :data:`MAX_NESTING` (measured before parsing).
+    """
+    outline = _written(source, 0)
+    return outline.text(), outline.places()
+
+
+def _written(source: str, under: int) -> PlacedOutline:
+    """Parse a page and write its blocks, and its anchors, into an outline (see :func:`html_to_markdown`)."""
     if nesting_depth(source, MAX_NESTING) > MAX_NESTING:
         raise TooDeeplyNested(f"HTML nested more than {MAX_NESTING:,} elements deep")
     tree = LexborHTMLParser(source)
@@ -90,7 +125,7 @@ def html_to_markdown(source: str, *, under: int = 0) -> str:
     for navigation in tree.css(_NAVIGATION):
         navigation.decompose()
     _remove_link_marks(tree)
-    outline = MarkdownOutline()
+    outline = PlacedOutline()
     if not under:
         title = _page_title(tree)
         main_headings = len(tree.css("h1"))
@@ -99,7 +134,7 @@ def html_to_markdown(source: str, *, under: int = 0) -> str:
             under = 1 if main_headings else 0
     if tree.body is not None:
         _PageWriter(outline, under).walk(tree.body)
-    return outline.text()
+    return outline
 
 
 def _page_title(tree: LexborHTMLParser) -> str:
@@ -122,11 +157,14 @@ def _remove_link_marks(tree: LexborHTMLParser) -> None:
 class _PageWriter:
     """Walks the body once, gathering inline text until a block ends it."""
 
-    def __init__(self, outline: MarkdownOutline, under: int = 0) -> None:
+    def __init__(self, outline: PlacedOutline, under: int = 0) -> None:
         self.outline = outline
         self.under = under  # levels the page's headings are written down by
         self.words: list[str] = []
         self.in_item = False
+        self.anchors = 0  # anchors marked so far: each mark is numbered in the page's order
+        self.anchor: str | None = None  # the anchor in force
+        self.before: dict[int, str | None] = {}  # a block with an anchor of its own: the anchor in force before it
 
     def walk(self, body: LexborNode) -> None:
         """Write the blocks under ``body`` in document order (an explicit stack: any nesting depth works)."""
@@ -137,20 +175,55 @@ class _PageWriter:
             tag = node.tag or ""
             if not entering:
                 self.end_block(tag)
+                if node.mem_id in self.before and (previous := self.before.pop(node.mem_id)) != self.anchor:
+                    self.mark(previous)  # the block's anchor ends with it
                 continue
             if tag == "-text":
                 self.words.append(node.text_content or "")
                 continue
             if tag in _HEADINGS or tag in ("pre", "table"):
                 self.end_block("")
+                before, anchored = self.anchor, self.anchor_at(node, tag)
                 self.write_whole(node, tag)
+                if anchored and tag not in _HEADINGS:
+                    self.mark(before)
                 continue
             if tag in _BLOCKS:
                 self.end_block("")
+                before = self.anchor
+                # A definition's anchor (<dt id>) holds until the next, and ends with its list.
+                if (self.anchor_at(node, tag) and tag not in _POINT_ANCHORS) or tag == "dl":
+                    self.before[node.mem_id] = before
                 self.in_item = self.in_item or tag == "li"
                 stack.append((node, False))
+            elif tag == "a":
+                self.anchor_at(node, tag)
             stack.extend((child, True) for child in reversed(list(node.iter(include_text=True))))
         self.end_block("")
+
+    def anchor_at(self, node: LexborNode, tag: str) -> bool:
+        """Mark the text from here on as standing at the element's anchor, if it has one a link can open at.
+
+        Returns:
+            Whether it had one.
+        """
+        attributes = node.attributes
+        name = attributes.get("id") or (attributes.get("name") if tag == "a" else None)
+        if tag == "a" and attributes.get("href") is not None:
+            return False  # a link, not a place to link to (a footnote mark's back-reference)
+        if not name or len(name) > _MAX_ANCHOR or not name.isprintable() or any(c.isspace() for c in name):
+            return False
+        self.mark(name)
+        return True
+
+    def mark(self, name: str | None) -> None:
+        """Mark the text from here on as standing at anchor ``name`` (None: at none)."""
+        self.anchor = name
+        if name is None:
+            self.outline.unplace()
+            return
+        self.anchors += 1
+        self.outline.place(ANCHOR, self.anchors, label=name)
 
     def end_block(self, tag: str) -> None:
         """Write the text gathered so far as a paragraph, or as an item inside a list item."""

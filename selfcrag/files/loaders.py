@@ -38,7 +38,7 @@ from selfcrag.files.containers import (
     format_size,
     gunzip,
 )
-from selfcrag.files.html_page import TooDeeplyNested, html_to_markdown
+from selfcrag.files.html_page import TooDeeplyNested, read_html_page
 from selfcrag.files.manpage import is_man_page, man_page_to_markdown
 from selfcrag.files.markdown import markdown_text
 from selfcrag.files.outline import plain_text
@@ -121,7 +121,11 @@ _BINARY_READERS = {
 # Text formats read by a reader module of their own once decoded: the function takes the text and the file's stem.
 _TEXT_READERS = {".csv": "selfcrag.files.sheets:read_csv", ".tsv": "selfcrag.files.sheets:read_tsv"}
 # Structured formats: their parser's text, written as Markdown so headings give sections and titles.
-_MARKUP_TO_MARKDOWN = {".rst": rst_to_markdown, ".html": html_to_markdown, ".htm": html_to_markdown}
+_MARKUP_TO_MARKDOWN: dict[str, Callable[[str], str | tuple[str, tuple[Place, ...]]]] = {
+    ".rst": rst_to_markdown,
+    ".html": read_html_page,  # with the anchors its text stands at
+    ".htm": read_html_page,
+}
 _MARKUP_NAMES = {
     ".rst": "reStructuredText",
     ".html": "HTML",
@@ -413,9 +417,9 @@ def read_document(path: Path, *, follow_links: bool = True) -> LoadedFile | Skip
             if suffix in _TEXT_READERS:
                 text, places = _read_with(_TEXT_READERS[suffix], text, resolved.stem)
             elif suffix in _MARKUP_TO_MARKDOWN:
-                text = _markup_text(text, suffix)
+                text, places = _markup_text(text, suffix)
             elif suffix in (".md", ".markdown"):
-                text = _markup_text(text, suffix, markdown_text)
+                text, _ = _markup_text(text, suffix, markdown_text)
                 # An HTML heading or line break adds lines: then no line number would be the file's.
                 same_lines = text.count("\n") == decoded_lines
             elif is_man_page(text):
@@ -656,7 +660,9 @@ def _read_with(reader: str, source: bytes | str, *names: str) -> tuple[str, tupl
     return text, places
 
 
-def _markup_text(source: str, suffix: str, reader: Callable[[str], str] | None = None) -> str:
+def _markup_text(
+    source: str, suffix: str, reader: Callable[[str], str | tuple[str, tuple[Place, ...]]] | None = None
+) -> tuple[str, tuple[Place, ...]]:
     """Parse reStructuredText or HTML (or read the HTML out of Markdown) and return its text as Markdown.
 
     Args:
@@ -666,21 +672,22 @@ def _markup_text(source: str, suffix: str, reader: Callable[[str], str] | None =
 
     Returns:
         The text, as :func:`~selfcrag.files.restructuredtext.rst_to_markdown`,
-        :func:`~selfcrag.files.html_page.html_to_markdown` or
-        :func:`~selfcrag.files.markdown.markdown_text` writes it.
+        :func:`~selfcrag.files.html_page.read_html_page` or
+        :func:`~selfcrag.files.markdown.markdown_text` writes it, and the places in it (an HTML page's anchors).
 
     Raises:
         _Skip: The parser cannot read it, or it holds no text (only markup, scripts or directives).
     """
     try:
-        text = (reader or _MARKUP_TO_MARKDOWN[suffix])(source)
+        read = (reader or _MARKUP_TO_MARKDOWN[suffix])(source)
     except TooDeeplyNested as refused:
         raise _Skip(str(refused)) from None
     except Exception:  # a parser may raise anything on a document it cannot read: that file is skipped
         raise _Skip(f"unreadable {_MARKUP_NAMES[suffix]}") from None
+    text, places = read if isinstance(read, tuple) else (read, ())
     if not text.strip():
         raise _Skip(_REASON_MARKUP_ONLY)
-    return text
+    return text, places
 
 
 def _not_binary(data: bytes) -> bytes:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from selfcrag.files.outline import MarkdownOutline
-from selfcrag.spans import TABLE_ROW
+from selfcrag.spans import ANCHOR, TABLE_ROW
 
-__all__ = ["NO_PLACE", "TABLE_ROW", "Place", "PlacedOutline"]
+__all__ = ["ANCHOR", "NO_PLACE", "TABLE_ROW", "Place", "PlacedOutline"]
 
 NO_PLACE = "none"
 """The kind of a :class:`Place` that ends the one before it: the text from there on stands at no page, slide or row
@@ -28,10 +28,12 @@ class Place:
     Attributes:
         offset: The first character in :attr:`~selfcrag.files.loaders.LoadedFile.text` that stands there.
         kind: ``"page"``, ``"slide"``, ``"row"`` (of a sheet or CSV file), :data:`TABLE_ROW` (of a document's
-            table), or :data:`NO_PLACE` (no place: the text from here on is cited by its section alone).
+            table), :data:`ANCHOR` (an HTML page's element that a link can open at), or :data:`NO_PLACE` (no
+            place: the text from here on is cited by its section alone).
         number: The page (physical, from 1), slide (from 1) or row (as the sheet numbers it; in a document's
-            table, counted from its first row, 1).
-        label: A PDF's printed page label when it differs from ``number`` ("iii", "3"); None otherwise.
+            table, counted from its first row, 1); an anchor's place in the page's order of anchors (from 1).
+        label: A PDF's printed page label when it differs from ``number`` ("iii", "3"); an anchor's ``id``;
+            None otherwise.
         sheet: For a row, the sheet's name (None in a CSV or TSV file); for a table row, the table ("table 2").
     """
 
@@ -51,19 +53,20 @@ class PlacedOutline(MarkdownOutline):
 
     def __init__(self) -> None:
         super().__init__()
-        self._marks: list[tuple[int, str, int, str | None]] = []
+        self._marks: list[tuple[int, str, int, str | None, str | None]] = []
 
-    def place(self, kind: str, number: int, sheet: str | None = None) -> None:
+    def place(self, kind: str, number: int, sheet: str | None = None, label: str | None = None) -> None:
         """Mark that the blocks written from here on stand at a slide or row of the original.
 
         Args:
-            kind: ``"slide"``, ``"row"`` or :data:`TABLE_ROW` (see :class:`Place`).
-            number: The slide's number, or the row's as the sheet or file numbers it, from 1.
+            kind: ``"slide"``, ``"row"``, :data:`TABLE_ROW` or :data:`ANCHOR` (see :class:`Place`).
+            number: The slide's number, or the row's as the sheet or file numbers it, from 1; an anchor's.
             sheet: The sheet's name, for a row of a workbook; the table's ("table 2"), for a row of a document's.
+            label: An anchor's ``id``.
         """
         if self._marks and self._marks[-1][0] == len(self.blocks):
             self._marks.pop()  # the place before wrote nothing
-        self._marks.append((len(self.blocks), kind, number, sheet))
+        self._marks.append((len(self.blocks), kind, number, sheet, label))
 
     def unplace(self) -> None:
         """Mark that the blocks written from here on stand at no place (a document's text after a table)."""
@@ -76,7 +79,7 @@ class PlacedOutline(MarkdownOutline):
         for block in self.blocks:
             offsets.append(offsets[-1] + len(block) + len(_BLOCK_SEPARATOR))
         return tuple(
-            Place(offsets[block], kind, number, sheet=sheet)
-            for block, kind, number, sheet in self._marks
+            Place(offsets[block], kind, number, label=label, sheet=sheet)
+            for block, kind, number, sheet, label in self._marks
             if block < len(self.blocks)
         )

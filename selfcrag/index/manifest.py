@@ -40,8 +40,9 @@ FORMAT_VERSION = 1
 # for its file: an unchanged document split the same has only that written into its points, with no embedding;
 # 7: a Word or OpenDocument text's table rows stand on their table and row, and its footnotes and endnotes are read;
 # 8: a Markdown file's link reference definitions are not read, and a heading of only a logo is its alt text;
-# 9: a long table's later pieces keep its header, and a sentence over a page break where its next page starts:
-# written into the points of an unchanged document, with no embedding).
+# 9: a long table's later pieces keep its header, a sentence over a page break where its next page starts, and an
+# HTML page's sentences the anchor they stand at: written into the points of an unchanged document, with no
+# embedding).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
 INDEXING_VERSION = 9
 
