@@ -98,10 +98,27 @@ def test_html_one_level_deeper_than_allowed_is_skipped(tmp_path: Path) -> None:
         ("<ul><li>" * 300, 600),
         ("<span>" * 300, 300),
         ("<div><table></div></table>" * 300, 301),  # </div> cannot reach past the table: every div stays open
+        # A search box: the form's end takes it out of the stack, and the div around it closes it with itself.
+        ("<div><form><input></form></div>" * 300, 2),
+        ("<div><form><span>x</form></span></div><p>after", 3),
     ],
 )
 def test_nesting_is_measured_as_the_parser_nests(markup: str, depth: int) -> None:
     assert nesting_depth(markup, 10**6) == depth
+
+
+def test_a_page_with_a_search_form_in_a_div_is_read_not_skipped(tmp_path: Path) -> None:
+    # mdBook, Sphinx and most sites put their search box in a div: such a page was skipped as "unreadable HTML"
+    # (the depth check raised KeyError when the div closed the form its end tag had taken out).
+    page = tmp_path / "guide.html"
+    page.write_text(
+        "<html><body><div id='searchbox'><form action='search.html'><input name='q'></form></div>"
+        "<h1>Guide</h1><p>The lighthouse keeper winds the clock every evening.</p></body></html>",
+        encoding="utf-8",
+    )
+    loaded = read_document(page)
+    assert isinstance(loaded, LoadedFile), loaded
+    assert "The lighthouse keeper winds the clock every evening." in loaded.text
 
 
 def test_a_pdf_sharing_one_stream_between_its_pages_is_skipped(tmp_path: Path) -> None:

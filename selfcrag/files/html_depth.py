@@ -402,6 +402,9 @@ class _OpenElements:
         """
         self.open_count[self.stack[index]] -= 1
         self.stack[index] = "#form"
+        # Counted under its new name, as every name on the stack is: closing it later (with the element around
+        # it) takes one off that count.
+        self.open_count["#form"] = self.open_count.get("#form", 0) + 1
         self.changes += 1
 
     def close_from(self, index: int) -> None:
