@@ -19,8 +19,9 @@ from selfcrag.index.reader import IndexReader
 from selfcrag.spans import located
 
 # The shapes generators write: gtk-doc's ``<a name>`` before a heading, Sphinx's nested ``<section id>``,
-# MkDocs' ``<h2 id>``, a definition list's ``<dt id>``; a layout ``<div id>`` and a footnote's ``<li id>``, whose
-# anchors end with them; a footnote mark's ``<a id href>``, a link, not a place.
+# MkDocs' ``<h2 id>``, a definition list's ``<dt id>``, Node.js's id on a heading's ``#`` mark; a layout
+# ``<div id>`` and a footnote's ``<li id>``, whose anchors end with them; a footnote mark's ``<a id href>``, a
+# link, not a place.
 PAGE = """<!DOCTYPE html>
 <html><head><title>Tidyfeed manual</title></head><body>
 <div id="sidebar"><p>Download the brass lantern edition of the sidebar today.</p></div>
@@ -41,6 +42,8 @@ PAGE = """<!DOCTYPE html>
 <h2 id="bad id">Options</h2>
 <p>The turquoise option turns the feed cache off.</p>
 <dl><dt id="opt-quiet">--quiet</dt><dd>Quiet mode hides the saffron progress bar.</dd></dl>
+<h3>tidy.fetch()<span><a class="mark" href="#tidyfetch" id="tidyfetch">#</a></span></h3>
+<p>The fetch call brings in the indigo headlines.</p>
 <ol><li id="note-1">The copper log file is kept for thirty days.</li></ol>
 <p>Questions about the harbour release go to the mailing list.</p>
 </body></html>
@@ -86,9 +89,10 @@ def sentence(cited: dict[str, tuple[str, str]], words: str) -> tuple[str, str]:
         # Back in the outer section after the nested one ended; the footnote mark's <a id href> is no anchor.
         ("beside the binaries", "installing"),
         ("saffron progress bar", "opt-quiet"),  # a definition's <dt id>
+        ("indigo headlines", "tidyfetch"),  # Node.js's docs: the heading's id on its "#" mark, which is dropped
         ("thirty days", "note-1"),  # a footnote's <li id>
         ("turquoise option", "安装"),  # id="bad id" holds a space: no link can name it, so the anchor before holds
-        ("harbour release", "安装"),  # the footnote's list item ended: the anchor in force before it
+        ("harbour release", "tidyfetch"),  # the footnote's list item ended: the anchor in force before it
     ],
 )
 def test_a_sentence_is_cited_by_the_anchor_it_stands_at(

@@ -124,6 +124,7 @@ def _written(source: str, under: int) -> PlacedOutline:
     tree.strip_tags(list(_LEFT_OUT))
     for navigation in tree.css(_NAVIGATION):
         navigation.decompose()
+    _anchor_headings(tree)
     _remove_link_marks(tree)
     outline = PlacedOutline()
     if not under:
@@ -143,6 +144,22 @@ def _page_title(tree: LexborHTMLParser) -> str:
     text = " ".join(title.text().split()) if title is not None else ""
     page = _SITE_NAME.split(text, maxsplit=1)[0].strip()
     return page or text
+
+
+def _anchor_headings(tree: LexborHTMLParser) -> None:
+    """Give a heading (or a definition's term) without an ``id`` the first one inside it, before the marks go.
+
+    Node.js's API pages write a heading's anchor on its ``#`` mark (``<h3>fs.readFile()<a class="mark"
+    href="#fsreadfile" id="fsreadfile">#</a></h3>``); others put an ``<a name>`` inside the heading.
+    """
+    for heading in tree.css(", ".join((*_HEADINGS, "dt"))):
+        if heading.attributes.get("id"):
+            continue
+        inner = heading.css_first("[id], a[name]")
+        if inner is not None:
+            name = inner.attributes.get("id") or inner.attributes.get("name")
+            if name:
+                heading.attrs["id"] = name
 
 
 def _remove_link_marks(tree: LexborHTMLParser) -> None:
