@@ -127,10 +127,15 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     lines = [replies.ABSTAIN[language]]
     if closest:
         lines.append(replies.CLOSEST_SOURCES[language])
+        # Two passages of one section at one anchor (an HTML page's "#summary") read alike: named once.
         lines.extend(
-            "- "
-            + locate(c["path"], c["section"], c["first"], c["last"], title=c["title"], where=c["where"], also=c["also"])
-            for c in closest
+            dict.fromkeys(
+                "- "
+                + locate(
+                    c["path"], c["section"], c["first"], c["last"], title=c["title"], where=c["where"], also=c["also"]
+                )
+                for c in closest
+            )
         )
     else:
         lines.append(replies.NO_SOURCES[language])

@@ -114,3 +114,24 @@ def test_a_found_passage_links_to_the_anchor_it_starts_at(manual: Path) -> None:
     passage: dict[str, Any] = json.loads(run.stdout)["passages"][0]
     assert "marmalade binaries" in passage["text"]
     assert (passage["where"], passage["link"]) == ("#installing", "manual.html#installing")
+
+
+def test_nearest_sources_at_one_anchor_are_named_once(tmp_path: Path) -> None:
+    # A page of one section: every passage of it stands at "#notes", and an off-topic question's nearest sources
+    # listed the same line once a passage ("- notes.html › Notes (#notes)" three times).
+    paragraphs = "".join(
+        f"<p>Shelf {n} of the pantry holds {n * 2} jars of plum jam and {n + 3} tins of tea.</p>" * 3
+        + f"<p>The inventory of shelf {n} is checked on {['Monday', 'Friday'][n % 2]} mornings.</p>"
+        for n in range(1, 13)
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.html").write_text(
+        f"<html><body><h1>Pantry</h1><h2 id='notes'>Notes</h2>{paragraphs}</body></html>", encoding="utf-8"
+    )
+    assert selfcrag("ingest", "docs", "--data-dir", "index", cwd=tmp_path).returncode == 0
+    run = selfcrag("ask", "Who wrote the novel Moby-Dick?", "--json", "--data-dir", "index", cwd=tmp_path)
+    answer = json.loads(run.stdout)
+    assert answer["status"] == "not_found", answer["answer"]
+    assert len({c["first"] for c in answer["closest_sources"]}) > 1  # several passages, one anchor
+    listed = [line for line in answer["answer"].splitlines() if line.startswith("- ")]
+    assert listed == ["- notes.html › Notes (#notes)"], answer["answer"]
