@@ -11,18 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_scale_resume import write_corpus
 
 from selfcrag.errors import UserError
 from selfcrag.eval.scale import STAND_IN, corpus_documents, run_scale
-
-
-def write_corpus(path: Path) -> Path:
-    lines = [
-        f"Station {d} logs the tide at {d % 12} o'clock. Its gauge {d} reads {d * 3} cm. Crew {d} checks it weekly."
-        for d in range(60)
-    ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def bench(corpus: Path, work_dir: Path, said: list[str] | None = None):  # type: ignore[no-untyped-def]
