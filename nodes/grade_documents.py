@@ -18,7 +18,7 @@ from selfcrag.heuristics.evaluator import standings
 from selfcrag.llm.replies import PassageGrades
 from selfcrag.prompts import pick, quote_passages
 from selfcrag.prompts.grading import GRADE_SYSTEM, GRADE_USER
-from selfcrag.spans import Passage
+from selfcrag.spans import Passage, under_header
 
 
 def corrective_action(scores: Iterable[float], upper: float, lower: float) -> CorrectiveAction:
@@ -63,7 +63,11 @@ def _grade_with_chat(
     context = runtime.context
     question = state.question
     quoted = quote_passages(
-        (i, locate(p["source"], p["section"], p["first"], p["last"], title=p["title"]), p["text"])
+        (
+            i,
+            locate(p["source"], p["section"], p["first"], p["last"], title=p["title"]),
+            under_header(p.get("table_header"), p["text"]),
+        )
         for i, p in enumerate(passages, 1)
     )
     reply, details, spent = structured_step(

@@ -121,7 +121,9 @@ class Passage(Span):
     kept once. ``start``..``end`` is its character range in the document text.
     ``hits`` are the sentences the search matched, best first; ``score`` and
     the ranks and scores of each retriever are the best among them.
-    ``query`` is the search that found it.
+    ``query`` is the search that found it. ``table_header`` is there when the
+    text opens on a later piece of a long table: the table's header lines, which
+    a reader (the grader) is shown above it (:func:`under_header`).
     """
 
     id: str
@@ -136,6 +138,7 @@ class Passage(Span):
     bm25_rank: int | None
     hits: list[SentenceHit]
     query: str
+    table_header: NotRequired[str]
 
 
 class Strip(TypedDict):
@@ -181,6 +184,19 @@ class Citation(Span):
 
     n: int
     quote: str
+
+
+def under_header(header: str | None, text: str) -> str:
+    """Text that opens on a later piece of a long table, as a reader is shown it: under the table's header.
+
+    Args:
+        header: The table's header lines (None: the text needs none).
+        text: The text.
+
+    Returns:
+        The header and the text on the lines after it; the text itself when there is no header.
+    """
+    return f"{header}\n{text}" if header is not None else text
 
 
 def passage_id(text: str) -> str:

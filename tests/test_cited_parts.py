@@ -120,14 +120,17 @@ def test_a_sentence_over_a_page_break_cut_to_its_part_on_one_page_is_cited_by_th
 
 def test_a_chat_model_reads_a_long_tables_later_piece_under_the_tables_header(tmp_path: Path) -> None:
     # The passage found for SKU-0153 is the table's 13th piece alone: the model was given its rows under no
-    # header, its first row ("| SKU-0150 | Oslo | 160 | 6 kg |") the only thing in the header's place.
+    # header, its first row ("| SKU-0150 | Oslo | 160 | 6 kg |") the only thing in the header's place, to grade
+    # and to answer from.
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "stock.md").write_text(stock_list([HEADER, SEPARATOR]), encoding="utf-8")
     ingest(tmp_path)
     row = "| SKU-0153 | Quito | 163 | 9 kg |"
     prompts: list[str] = []
+    graded: list[str] = []
 
     def grades(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+        graded.append(messages[-1].text)
         shown = re.findall(r'<passage n="(\d+)"', messages[-1].text)
         return {"grades": [{"passage": int(n), "relevance": "relevant"} for n in shown]}
 
@@ -144,8 +147,9 @@ def test_a_chat_model_reads_a_long_tables_later_piece_under_the_tables_header(tm
         }
     )
     api_ask("Which warehouse holds part SKU-0153?", data_dir=tmp_path / "index", chat_model=model)
-    assert prompts, "the model was never asked to answer"
-    passage = next(p for p in re.findall(r"<passage\b[^>]*>\n(.*?)\n</passage>", prompts[0], re.DOTALL) if row in p)
-    lines = passage.splitlines()
-    assert lines[:2] == [HEADER, SEPARATOR], passage
-    assert lines.count(HEADER) == 1
+    assert graded and prompts, "the model was never asked to grade and to answer"
+    for prompt in (graded[0], prompts[0]):
+        passage = next(p for p in re.findall(r"<passage\b[^>]*>\n(.*?)\n</passage>", prompt, re.DOTALL) if row in p)
+        lines = passage.splitlines()
+        assert lines[:2] == [HEADER, SEPARATOR], passage
+        assert lines.count(HEADER) == 1

@@ -21,6 +21,7 @@ from selfcrag.heuristics.excerpts import APART, is_question_line, opens_next_ite
 from selfcrag.index.points import StoredSentence, join_sentences
 from selfcrag.index.reader import SentenceSource
 from selfcrag.search.retriever import Retriever
+from selfcrag.spans import under_header
 
 _LEAD_IN_ENDS = (":", "：")
 _CLAUSE_ENDS = (";", "；")
@@ -170,9 +171,7 @@ def recompose(strips: Sequence[StoredSentence]) -> str:
 
 def _run_text(run: Sequence[StoredSentence]) -> str:
     """A run of consecutive strips as the document has it, under its table's header if it opens on a later piece."""
-    text = join_sentences(run).strip()
-    header = run[0].table_header
-    return f"{header}\n{text}" if header is not None else text
+    return under_header(run[0].table_header, join_sentences(run).strip())
 
 
 def strip_vectors(retriever: Retriever, strips: Sequence[StoredSentence]) -> np.ndarray:

@@ -319,7 +319,7 @@ def _passage(index: SentenceSource, doc: _Document, span: _Span, query: str) -> 
     first = sentences[0]
     text = join_sentences(sentences)
     hits = span.hits
-    return Passage(
+    passage = Passage(
         id=passage_id(text),
         doc_id=span.doc_id,
         source=first.source,
@@ -343,3 +343,6 @@ def _passage(index: SentenceSource, doc: _Document, span: _Span, query: str) -> 
         hits=list(hits),
         query=query,
     )
+    if first.table_header is not None:
+        passage["table_header"] = first.table_header  # a later piece of a long table: shown under its header
+    return passage
