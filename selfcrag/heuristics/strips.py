@@ -166,12 +166,7 @@ def recompose(strips: Sequence[StoredSentence]) -> str:
             runs[-1].append(strip)
         else:
             runs.append([strip])
-    return " … ".join(_run_text(run) for run in runs)
-
-
-def _run_text(run: Sequence[StoredSentence]) -> str:
-    """A run of consecutive strips as the document has it, under its table's header if it opens on a later piece."""
-    return under_header(run[0].table_header, join_sentences(run).strip())
+    return " … ".join(under_header(run[0].table_header, join_sentences(run).strip()) for run in runs)
 
 
 def strip_vectors(retriever: Retriever, strips: Sequence[StoredSentence]) -> np.ndarray:
