@@ -42,13 +42,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from selfcrag.env_file import load_env_file
 from selfcrag.errors import SettingError, UserError
 from selfcrag.index.engine import LOCAL_PREFIX
 from selfcrag.search.retriever import RetrievalConfig
-from selfcrag.settings import OPENAI_API_URL, Settings, same_endpoint
+from selfcrag.settings import OPENAI_API_URL, Settings, endpoint_identity, same_endpoint
 
 StructuredOutputMethod = Literal["json_schema", "function_calling", "json_mode"]
 VectorPlacement = Literal["disk", "memory"]
@@ -138,24 +137,28 @@ class Allowed:
             prefix = next((p for p in self.urls if value.startswith(p)), None)
             if prefix is None or not value.removeprefix(prefix).strip():
                 return False
-            if not prefix.endswith("//"):
-                return True
-            try:
-                parts = urlsplit(value)
-                _ = parts.port  # a port that is not a number raises here, not in the client later
-            except ValueError:  # `http://[::1` (an unclosed IPv6 address), `http://host:http`
-                return False
-            return bool(parts.hostname)
+            # A web URL is one every client reads alike (`http://a\@b` is host b to urllib, a to qdrant-client),
+            # else no key could be given to it safely: refused here, as a port that is not a number is.
+            return not prefix.endswith("//") or endpoint_identity(value) is not None
         return bool(value.strip()) or not self.non_empty
 
-    def describe(self, kind: object) -> str:
-        """The allowed values in words, for the one-line error: ``a whole number from 1 to 100``."""
+    def describe(self, kind: object, value: object = None) -> str:
+        """The allowed values in words, for the one-line error: ``a whole number from 1 to 100``.
+
+        Args:
+            kind: The knob's type.
+            value: The value refused, if any: a web URL with a host is told how to write it plainly too.
+
+        Returns:
+            The words.
+        """
         choices = typing.get_args(kind)
         if choices:
             return "one of " + ", ".join(map(str, choices))
         if kind is str:
             if self.urls:
-                return "nothing, or a URL starting with " + _or(list(self.urls))
+                web = isinstance(value, str) and any(value.startswith(p) and value != p for p in WEB)
+                return "nothing, or a URL starting with " + _or(list(self.urls)) + (PLAINLY if web else "")
             return "a non-empty name" if self.non_empty else "text"
         noun = "a whole number" if kind is int else "a number"
         low, high = _number(self.low), _number(self.high)
@@ -170,6 +173,10 @@ class Allowed:
 SCORE = Allowed(low=0, high=1)  # evaluator scores and thresholds lie in [0, 1]
 SECONDS = Allowed(low=0, low_excluded=True, high=3600)
 WEB = ("http://", "https://")
+# How a web URL is written so that every client reads the same host in it (selfcrag.settings.endpoint_identity).
+PLAINLY = (
+    ", written plainly: an ASCII host or [IPv6 address], a port of digits, and no user@, backslash, space or %-escape"
+)
 
 
 def _number(value: float | None) -> str:
@@ -224,7 +231,7 @@ def _refusal(name: str, value: object, env: str, allowed: Allowed, kind: object)
 
     A value that came from the environment is named by its variable, since that is what the user set.
     """
-    takes = f"{name} takes {allowed.describe(kind)}"
+    takes = f"{name} takes {allowed.describe(kind, value)}"
     raw = _environment(env)
     if raw is not None:
         try:
@@ -570,6 +577,10 @@ class Context:
     def _refuse_server_choices_the_operator_did_not_allow(self) -> None:
         """On a served graph, refuse a context whose index or servers differ from the operator's (the environment's).
 
+        One naming the operator's in another spelling (``http://Host:6333/``, ``dir/../dir``) is given the
+        operator's own spelling. A data dir is compared with its links resolved, a URL by
+        :func:`~selfcrag.settings.same_endpoint`.
+
         Raises:
             SettingError: A knob of :data:`SERVER_CHOSEN_KNOBS` differs and ``SELFCRAG_RUN_CONTEXT_ALLOWS`` does not
                 name it, or that variable names something else.
@@ -578,11 +589,17 @@ class Context:
         for name in SERVER_CHOSEN_KNOBS:
             default = Context.__dataclass_fields__[name].default_factory
             assert callable(default)  # every knob's default comes from the environment through a factory
-            if name not in allowed and not _same_choice(name, getattr(self, name), default()):
+            if name in allowed:
+                continue
+            operator = default()
+            if not _same_choice(name, getattr(self, name), operator):
                 raise SettingError(
                     f"this served graph does not let a run's context set {name}: its operator can allow it "
                     f"with {RUN_CONTEXT_ALLOWS}={name}"
                 )
+            # The run goes on with the operator's own spelling: what was checked is then what is opened, even if a
+            # link on the way is changed or a client reads the run's spelling otherwise.
+            setattr(self, name, operator)
 
     def settings(self) -> Settings:
         """The index and service settings of this context, with credentials from the environment.
@@ -680,8 +697,9 @@ def _same_choice(name: str, value: str, operator: str) -> bool:
 
 
 def _absolute(data_dir: str) -> str:
-    # No link is followed: a link to the operator's folder under another name is still another name.
-    return os.path.normpath(os.path.abspath(os.path.expanduser(data_dir or ".selfcrag")))
+    # Links resolved, as the engine opens the folder: `srv/link/../.selfcrag` is not `srv/.selfcrag` when
+    # `srv/link` leads elsewhere (normpath would drop `link/..`, issue 44).
+    return os.path.realpath(os.path.expanduser(data_dir or ".selfcrag"))
 
 
 def context_from_options(base: Context | None = None, **options: Any) -> Context:

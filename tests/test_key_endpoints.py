@@ -198,5 +198,6 @@ def test_an_unclosed_ipv6_qdrant_url_is_one_line_naming_the_variable(index_copy:
     assert (run.returncode, run.stderr) == (
         1,
         "error: environment variable QDRANT_URL='http://[::1' is not allowed: qdrant_url takes nothing, or a URL "
-        "starting with http://, https:// or local:\n",
+        "starting with http://, https:// or local:, written plainly: an ASCII host or [IPv6 address], a port of "
+        "digits, and no user@, backslash, space or %-escape\n",
     )

@@ -9,7 +9,6 @@ the index in use, an empty question).
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,6 +17,7 @@ import typer
 
 from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, user_errors
 from selfcrag.cli.render import in_background, leave_cancelled_work, print_answer, print_footer, stream_answer
+from selfcrag.cli.terminal import json_text
 
 if TYPE_CHECKING:
     from selfcrag.graph.api import Answer
@@ -87,7 +87,7 @@ def ask(
             raise typer.Exit(130) from None
     assert result is not None  # the stream always ends with the answer
     if as_json:
-        print(json.dumps(answer_json(question, result), ensure_ascii=False))
+        print(json_text(answer_json(question, result)))
     elif no_stream:
         print_answer(out, result)
     else:

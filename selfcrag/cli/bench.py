@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +9,7 @@ import typer
 from rich.table import Table
 
 from selfcrag.cli.app import SAMPLE_KB, DataDir, app, context_for, err, out, progress_reporter, user_errors
+from selfcrag.cli.terminal import json_text
 
 
 @app.command()
@@ -100,7 +100,7 @@ def bench(
         asked = read_questions(questions) if questions else None
         report = run_bench(target, context_for(None), questions=asked, count=count, seed=seed, progress=progress)
     if as_json:
-        print(json.dumps(report, ensure_ascii=False))
+        print(json_text(report))
         return
     share = report["pipeline_share_of_embedder"]
     table = Table("measure", "value", title=f"selfcrag bench: {report['path']}", show_lines=False)
@@ -156,7 +156,7 @@ def _bench_scale(
                 log=lambda line: err.print(line, markup=False, soft_wrap=True),
             )
     if as_json:
-        print(json.dumps([asdict(r) for r in rows]))
+        print(json_text([asdict(r) for r in rows]))
     else:
         print(markdown_table(rows))
 
@@ -167,7 +167,7 @@ def _bench_embedders(path: Path, sentences: int, seed: int, as_json: bool) -> No
     with user_errors(), progress_reporter() as progress:
         report = run_embedder_bench(path, count=sentences, seed=seed, progress=progress)
     if as_json:
-        print(json.dumps(report, ensure_ascii=False))
+        print(json_text(report))
         return
     table = Table(
         "runtime",
@@ -207,7 +207,7 @@ def _bench_cli(data_dir: Path | None, runs: int, program: str | None, as_json: b
             data_dir, runs=runs, program=shlex.split(program) if program else None, progress=progress
         )
     if as_json:
-        print(json.dumps(report, ensure_ascii=False))
+        print(json_text(report))
         return
     table = Table(
         "command",

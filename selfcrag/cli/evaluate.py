@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -12,6 +11,7 @@ import typer
 from rich.table import Table
 
 from selfcrag.cli.app import DataDir, app, context_for, err, fail, out, progress_reporter, user_errors
+from selfcrag.cli.terminal import json_text
 
 MODES = ("retrieval", "answer")
 DEFAULT_CONFIGS = {"retrieval": "hybrid", "answer": "selfcrag"}
@@ -191,7 +191,7 @@ def evaluate(
         if name not in question_files:
             (out_dir / "questions").mkdir(parents=True, exist_ok=True)
             question_files[name] = (out_dir / "questions" / f"{name}.jsonl").open("w", encoding="utf-8")
-        question_files[name].write(json.dumps(record, ensure_ascii=False) + "\n")
+        question_files[name].write(json_text(record) + "\n")
 
     try:
         with user_errors(), progress_reporter() as progress:
@@ -254,7 +254,7 @@ def evaluate(
                             first = False
                         rows.append(row)
                         if as_json:
-                            print(json.dumps(row, ensure_ascii=False), flush=True)
+                            print(json_text(row), flush=True)
                         else:
                             tables[str(row["mode"])].add_row(*(_cell(row.get(k)) for k in shown[str(row["mode"])]))
             if pairs:
@@ -276,7 +276,7 @@ def evaluate(
                     ):
                         rows.append(row)
                         if as_json:
-                            print(json.dumps(row, ensure_ascii=False), flush=True)
+                            print(json_text(row), flush=True)
                         else:
                             tables["off-topic"].add_row(*(_cell(row.get(k)) for k in shown["off-topic"]))
     finally:
@@ -290,7 +290,7 @@ def evaluate(
         rows.extend(points)
         if as_json:
             for point in points:
-                print(json.dumps(point, ensure_ascii=False), flush=True)
+                print(json_text(point), flush=True)
     if not as_json and out.is_terminal:
         for table in tables.values():
             out.print(table)

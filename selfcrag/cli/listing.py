@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
@@ -12,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from selfcrag.cli.app import DataDir, app, context_for, out, user_errors
-from selfcrag.cli.terminal import one_line
+from selfcrag.cli.terminal import json_text, one_line
 
 if TYPE_CHECKING:
     from selfcrag.index.catalogue import Catalogue, ListedFile
@@ -30,7 +29,7 @@ def list_documents(
         settings = context_for(data_dir).settings()
         contents = catalogue(settings.data_dir)
     if as_json:
-        print(json.dumps(_as_json(contents, str(settings.data_dir)), ensure_ascii=False))
+        print(json_text(_as_json(contents, str(settings.data_dir))))
         return
     copies = len(contents.files) - contents.documents
     same = f" ({copies} identical, indexed once)" if copies else ""

@@ -9,7 +9,6 @@ the data folder, as a question would remember them.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from selfcrag.cli.app import DataDir, app, context_for, fail, out, user_errors
-from selfcrag.cli.terminal import one_line
+from selfcrag.cli.terminal import json_text, one_line
 
 if TYPE_CHECKING:
     from selfcrag.graph.context import Context
@@ -176,7 +175,7 @@ def check(
             "fits": deadline <= context.question_deadline and timeout <= context.request_timeout,
         }
     if as_json:
-        print(json.dumps(report, ensure_ascii=False))
+        print(json_text(report))
     else:
         _print(report, working)
     if not working:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -10,7 +9,7 @@ from rich.text import Text
 
 from selfcrag.cli.app import DataDir, app, context_for, fail, out, user_errors
 from selfcrag.cli.render import source_fields
-from selfcrag.cli.terminal import one_line, visible
+from selfcrag.cli.terminal import json_text, one_line, visible
 
 
 @app.command()
@@ -40,13 +39,12 @@ def search(
             result = retriever.search(question)
     if as_json:
         print(
-            json.dumps(
+            json_text(
                 {
                     "query": result.query,
                     "timings_ms": result.timings_ms,
                     "passages": result.passages,
-                },
-                ensure_ascii=False,
+                }
             )
         )
         return

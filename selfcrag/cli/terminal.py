@@ -5,18 +5,25 @@ A document, a file name or a model's reply can hold escape sequences:
 others move the cursor or rewrite what was printed. Every such text passes
 through :func:`visible` (or :func:`one_line` for a field on one line) before
 it is printed: control characters are shown as visible symbols (ESC as
-``␛``), never sent raw. JSON output needs none of this: ``json.dumps``
-escapes them.
+``␛``), never sent raw. JSON output is written by :func:`json_text`, which
+escapes them (and bidirectional controls, which ``json.dumps`` leaves raw)
+as ``\uXXXX``: a program reading it gets the text back as it was.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
-# C0 controls other than tab and line feed, DEL, C1 controls, bidirectional overrides and isolates (which
-# make text read differently than it is), and lone surrogates (a file name's undecodable bytes).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# DEL, C1 controls, bidirectional embeddings, overrides and isolates (which make text read differently than it
+# is), and lone surrogates (a file name's undecodable bytes): never written raw, to a terminal or in JSON.
+_UNSAFE_ANYWHERE = "\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+# For a terminal, C0 controls other than tab and line feed too.
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f{_UNSAFE_ANYWHERE}]")
 _LINE_BREAKS = re.compile("[\n\t]")
+# In JSON (json.dumps escapes C0 controls itself), the bidirectional marks too, and the line and paragraph
+# separators, which JavaScript and some editors take for line breaks.
+_UNSAFE_IN_JSON = re.compile(f"[{_UNSAFE_ANYWHERE}\u061c\u200e\u200f\u2028\u2029]")
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -53,3 +60,17 @@ def one_line(text: object) -> str:
         The text on one line (a line break shown as ``␤``).
     """
     return _LINE_BREAKS.sub(lambda m: "\u2424" if m.group(0) == "\n" else " ", visible(text))
+
+
+def json_text(value: object) -> str:
+    r"""JSON for programs, as every command writes it: Unicode as it is, but no character a terminal acts on.
+
+    Args:
+        value: What to write (what ``json.dumps`` takes).
+
+    Returns:
+        The JSON text, on one line; a control character, bidirectional control or lone surrogate is written
+        ``\uXXXX`` (inside a JSON string, as every such character is), so ``json.loads`` gives the text back.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group(0)):04x}", text)

@@ -37,6 +37,7 @@ import shutil
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -454,10 +455,8 @@ def remove(
         if not writer.documents():
             raise nothing_indexed(settings.data_dir)
         sources = [entry.source for entry in writer.documents()] + [file.source for file in writer.files()]
-        for raw in paths:
-            if not any(at_or_under(source, form) for source in sources for form in _named([raw])):
-                raise UserError(f"nothing indexed is at or under {raw}: `selfcrag list` shows what is; nothing removed")
-        summary.removed = remove_files(writer, lambda source: any(at_or_under(source, form) for form in named))
+        matchers = [_named_files(raw, sources) for raw in paths]
+        summary.removed = remove_files(writer, lambda source: any(matches(source) for matches in matchers))
         writer.record_skipped(named, [])
         for entry in writer.documents():
             if proposed_from(entry.doc_id) is None:
@@ -465,6 +464,32 @@ def remove(
                 summary.sentences += entry.sentence_count
         writer.commit()
     return summary
+
+
+def _named_files(raw: str | Path, sources: Sequence[str]) -> Callable[[str], bool]:
+    """Which indexed files a path the user named stands for, as a test of an indexed file's path.
+
+    Those at or under it as written or with links resolved; when there are none, those at or under it in one
+    Unicode normalisation (NFC): ``café`` typed with one accented letter names a file stored with a combining
+    accent (``cafe`` and U+0301), as macOS writes names, and both look alike in ``selfcrag list``.
+
+    Raises:
+        UserError: The path stands for no indexed file.
+    """
+    forms = _named([raw])
+    composed_forms = [unicodedata.normalize("NFC", form) for form in forms]
+
+    def as_written(source: str) -> bool:
+        return any(at_or_under(source, form) for form in forms)
+
+    def composed(source: str) -> bool:
+        return any(at_or_under(unicodedata.normalize("NFC", source), form) for form in composed_forms)
+
+    # Exactly first: two files whose names differ only in normalisation can both be on a Linux disk.
+    for matches in (as_written, composed):
+        if any(matches(source) for source in sources):
+            return matches
+    raise UserError(f"nothing indexed is at or under {raw}: `selfcrag list` shows what is; nothing removed")
 
 
 def remove_files(writer: IndexWriter, matches: Callable[[str], bool]) -> int:
