@@ -10,19 +10,16 @@ names part of a compound still matches it.
 from __future__ import annotations
 
 import logging
-import marshal
-import os
 import re
-import stat
-import tempfile
 import threading
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 import jieba
 import snowballstemmer
 
-from selfcrag.embed.model_cache import cache_folder
+from selfcrag.user_cache import own_folder, read_table, user_cache_folder, write_table
 
 # jieba prints its dictionary loading to stderr through logging; keep it quiet.
 jieba.setLogLevel(logging.WARNING)
@@ -75,6 +72,50 @@ def detect_language(text: str) -> str:
     return "zh" if cjk * 5 >= letters else "en"
 
 
+# Latin letters a Chinese character stands for, when a document's languages are weighed.
+HAN_LETTERS = 3
+
+
+def text_language(text: str) -> str | None:
+    """The language of a sentence, as :func:`detect_language` reads it, or None for one without letters.
+
+    Args:
+        text: A sentence.
+
+    Returns:
+        ``zh``, ``en``, or None (numbers, symbols: a row of figures is of no language).
+    """
+    cjk, letters = letter_counts(text)
+    if not letters:
+        return None
+    return "zh" if cjk * 5 >= letters else "en"
+
+
+def document_languages(texts: Iterable[str]) -> str:
+    """The languages of a document: the one most of its text is in, and another holding a fifth of it or more.
+
+    Measured in letters, a Chinese character counting as :data:`HAN_LETTERS` Latin ones (about what it takes
+    to say as much in English), so that English names and titles in a Chinese text, or a Chinese heading over
+    English paragraphs, do not make a document of two languages, while an English manual with a Chinese section
+    of a quarter of its length does.
+
+    Args:
+        texts: The document's sentences.
+
+    Returns:
+        ``en``, ``zh``, ``en,zh`` (in that order), or "" when it has no letters.
+    """
+    han = latin = 0
+    for text in texts:
+        cjk, letters = letter_counts(text)
+        han, latin = han + cjk, latin + letters - cjk
+    sizes = {"zh": han * HAN_LETTERS, "en": latin}
+    total, most = sum(sizes.values()), max(sizes.values())
+    if not total:
+        return ""
+    return ",".join(sorted(lang for lang, size in sizes.items() if size and (size * 5 >= total or size == most)))
+
+
 def letter_counts(text: str) -> tuple[int, int]:
     """Count a text's Chinese characters and its letters of any script.
 
@@ -107,80 +148,23 @@ def load_dictionary() -> None:
             jieba.initialize()  # a dictionary or cache file its caller chose, loaded as they set it up
             return
         folder = Path(dictionary.tmp_dir) if dictionary.tmp_dir else user_cache_folder()
-        if folder is not None and not _own_folder(folder):
+        if folder is not None and not own_folder(folder):
             folder = None
         cache = folder / "jieba.cache" if folder is not None else None
-        loaded = _read_cache(cache) if cache is not None else None
+        loaded = _frequencies(read_table(cache)) if cache is not None else None
         if loaded is None:
             loaded = dictionary.gen_pfdict(dictionary.get_dict_file())
             if cache is not None:
-                _write_cache(cache, loaded)
+                write_table(cache, loaded)
         dictionary.FREQ, dictionary.total = loaded
         dictionary.initialized = True
 
 
-def user_cache_folder() -> Path | None:
-    """The folder of selfcrag's caches (:func:`~selfcrag.embed.model_cache.cache_folder`), when it is the user's own.
-
-    Made with mode 0700 when missing.
-
-    Returns:
-        The folder; None when it cannot be made or is not this user's own folder (a link, another user's, one
-        others may write to): nothing read from there could be trusted.
-    """
-    try:
-        folder = cache_folder()
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except (OSError, RuntimeError):  # RuntimeError: no home folder to be found
-        return None
-    return folder if _own_folder(folder) else None
-
-
-def _own_folder(folder: Path) -> bool:
-    """Whether a path is a folder itself (not a link to one), this user's, and no one else may write in it."""
-    try:
-        info = os.lstat(folder)
-    except OSError:
-        return False
-    return stat.S_ISDIR(info.st_mode) and _ours_alone(info)
-
-
-def _ours_alone(info: os.stat_result) -> bool:
-    """Whether a file or folder is this user's and no one else may write to it."""
-    return info.st_uid == os.geteuid() and not info.st_mode & 0o022
-
-
-def _read_cache(cache: Path) -> tuple[dict[str, int], int] | None:
-    """The dictionary a cache file of this user's holds; None when it is missing, a link, someone else's or damaged."""
-    try:
-        # O_NONBLOCK: a FIFO at the name opens at once (and is refused below) instead of waiting for a writer.
-        descriptor = os.open(cache, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with open(descriptor, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not (stat.S_ISREG(info.st_mode) and _ours_alone(info)):
-            return None
-        try:
-            freq, total = marshal.loads(file.read())
-        except (OSError, EOFError, ValueError, TypeError):
-            return None
-    return (freq, total) if isinstance(freq, dict) and isinstance(total, int) else None
-
-
-def _write_cache(cache: Path, loaded: tuple[dict[str, int], int]) -> None:
-    """Save jieba's dictionary as a cache file only this user can read (written aside, then renamed into place)."""
-    # No cache saved (no room, a folder made read-only) only means the next process builds the dictionary again.
-    try:
-        descriptor, temporary = tempfile.mkstemp(dir=cache.parent, prefix=".jieba.cache.")  # mode 0600
-    except OSError:
-        return
-    try:
-        with open(descriptor, "wb") as file:
-            marshal.dump(loaded, file)
-        os.replace(temporary, cache)
-    except OSError:
-        Path(temporary).unlink(missing_ok=True)
+def _frequencies(table: object) -> tuple[dict[str, int], int] | None:
+    """The word frequencies of jieba and their total, when a cache file held them; else None."""
+    if isinstance(table, tuple) and len(table) == 2 and isinstance(table[0], dict) and isinstance(table[1], int):
+        return table[0], table[1]
+    return None
 
 
 def cut_chinese(run: str) -> list[str]:
@@ -198,7 +182,15 @@ def cut_chinese(run: str) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """An English word's Snowball stem, as the index's terms have it.
+
+    Args:
+        word: A lower-cased word.
+
+    Returns:
+        Its stem (``represented`` -> ``repres``).
+    """
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:
         stemmer = _stemmers.english = snowballstemmer.stemmer("english")
@@ -225,5 +217,5 @@ def tokenize(text: str) -> list[str]:
         else:
             word = _POSSESSIVE.sub("", word)  # "the kettle's cord" is about the kettle
             if word not in EN_STOPWORDS:
-                terms.append(_stem(word) if word.isalpha() else word)
+                terms.append(stem(word) if word.isalpha() else word)
     return terms
