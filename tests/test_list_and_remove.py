@@ -92,9 +92,9 @@ def test_list_shows_each_file_its_format_sentences_pages_and_when_and_the_skippe
     lines = run.stdout.splitlines()
     assert lines[0] == "5 document(s), 6 file(s) (1 identical, indexed once) in data"
     pump = next(line for line in lines if line.startswith("  kb/pump.pdf | "))
-    assert pump.split(" | ")[1:4] == ["pdf", "4 sentences", "3 pages"], pump
+    assert pump.split(" | ")[1:5] == ["pdf", "English", "4 sentences", "3 pages"], pump
     lamps = next(line for line in lines if line.startswith("  kb/lamps.txt | "))
-    assert lamps.split(" | ")[1:3] == ["txt", "1 sentence"], lamps
+    assert lamps.split(" | ")[1:4] == ["txt", "English", "1 sentence"], lamps
     assert lines[-2:] == ["skipped when ingested (1):", f"  kb/{LEGACY}: {LEGACY_REASON}"]
 
 
@@ -130,7 +130,7 @@ def test_list_shows_a_file_name_that_holds_escape_sequences_as_visible_symbols(t
     run = selfcrag("list", "--data-dir", "data", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "\x1b" not in run.stdout and "\x07" not in run.stdout
-    assert "  kb/gate\u241b]0;pwned\u2407.txt | txt | 1 sentence | " in run.stdout
+    assert "  kb/gate\u241b]0;pwned\u2407.txt | txt | English | 1 sentence | " in run.stdout
     assert "  kb/old\u241b[8m.doc: Word 97-2003 document" in run.stdout
 
 

@@ -22,7 +22,7 @@ def list_documents(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for programs.")] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """List the documents indexed (file, format, sentences, pages, size, when) and the files skipped, with why."""
+    """List the documents indexed (file, format, language, sentences, pages, size, when) and the files skipped."""
     from selfcrag.index.catalogue import catalogue
 
     with user_errors():
@@ -51,6 +51,7 @@ def _print_files(files: list[ListedFile]) -> None:
         [
             _shown(file.source),
             file.format or "-",
+            _languages(file.language),
             _count(file.sentences, "sentence"),
             _count(file.pages, "page") if file.pages else "",
             _size(file.size),
@@ -63,7 +64,7 @@ def _print_files(files: list[ListedFile]) -> None:
         for row in rows:
             out.print("  " + " | ".join(one_line(cell) for cell in row if cell), markup=False, soft_wrap=True)
         return
-    table = Table("file", "format", "sentences", "pages", "size", "indexed", box=None, pad_edge=False)
+    table = Table("file", "format", "language", "sentences", "pages", "size", "indexed", box=None, pad_edge=False)
     if any(file.copy_of for file in files):
         table.add_column("")
     for row in rows:
@@ -83,6 +84,7 @@ def _as_json(contents: Catalogue, data_dir: str) -> dict[str, object]:
                 "path": file.path,
                 "title": file.title,
                 "format": file.format or None,
+                "language": file.language.split(",") if file.language else None,
                 "sentences": file.sentences,
                 "pages": file.pages,
                 "bytes": file.size,
@@ -99,6 +101,12 @@ def _shown(source: str) -> str:
     """A file's path as people type it here: relative to the current folder when inside it, else absolute."""
     relative = os.path.relpath(source)
     return source if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
+def _languages(language: str) -> str:
+    """A document's languages as shown: ``English``, ``Chinese``, ``Chinese, English``; ``-`` when unknown."""
+    names = {"en": "English", "zh": "Chinese"}
+    return ", ".join(sorted(names.get(code, code) for code in language.split(","))) if language else "-"
 
 
 def _count(number: int, noun: str) -> str:

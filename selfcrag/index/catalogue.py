@@ -31,6 +31,8 @@ class ListedFile:
         size: Its size in bytes when indexed (None when unknown).
         indexed_at: When it was indexed, in seconds since the epoch (None when unknown: an older index).
         copy_of: For a file identical to another, indexed once: that file's resolved path; None otherwise.
+        language: Its document's languages (``en``, ``zh``, ``en,zh``); empty when unknown (an older index, until
+            its next ingest) or when it has no letters.
     """
 
     source: str
@@ -42,6 +44,7 @@ class ListedFile:
     size: int | None = None
     indexed_at: float | None = None
     copy_of: str | None = None
+    language: str = ""
 
 
 @dataclass(frozen=True)
@@ -114,4 +117,5 @@ def _listed(entry: DocumentEntry, source: str, file: IndexedFile | None, copy_of
         size=file.size if file else None,
         indexed_at=file.indexed_at if file else None,
         copy_of=copy_of,
+        language=entry.language,
     )

@@ -18,7 +18,7 @@ from selfcrag.index.manifest import DocumentEntry
 from selfcrag.index.places import place_starts, sentence_places
 from selfcrag.index.points import StoredSentence
 from selfcrag.index.records import content_hash, document_id
-from selfcrag.index.tokenize import tokenize
+from selfcrag.index.tokenize import document_languages, text_language, tokenize
 from selfcrag.split import document_title, split_sentences
 
 
@@ -93,6 +93,7 @@ def prepare_document(
             place=where[position],
             place_starts=starts[position],
             table_header=text[span.header[0] : span.header[1]] if span.header is not None else None,
+            language=text_language(text[span.start : span.end]),
         )
         terms = tokenize(base.searchable())
         tokens.append(terms)
@@ -104,6 +105,7 @@ def prepare_document(
         content_hash,
         len(sentences),
         sum(len(t) for t in tokens),
+        language=document_languages(s.text for s in sentences),
     )
     return PreparedDocument(entry, sentences, tokens)
 

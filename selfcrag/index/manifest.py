@@ -42,9 +42,9 @@ FORMAT_VERSION = 1
 # 8: a Markdown file's link reference definitions are not read, and a heading of only a logo is its alt text;
 # 9: a long table's later pieces keep its header, a sentence over a page break where its next page starts, and an
 # HTML page's sentences the anchor they stand at: written into the points of an unchanged document, with no
-# embedding).
+# embedding; 10: every sentence and document knows its language, relabelled likewise).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
-INDEXING_VERSION = 9
+INDEXING_VERSION = 10
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -71,9 +71,10 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE INDEX IF NOT EXISTS files_by_document ON files(doc_id);
 CREATE INDEX IF NOT EXISTS documents_by_text ON documents(content_hash);
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS languages (doc_id TEXT PRIMARY KEY, language TEXT NOT NULL) WITHOUT ROWID;
 """
-# The columns each table must have (``indexed_with``, ``files`` and ``skipped`` are missing from manifests older
-# than them).
+# The columns each table must have (``indexed_with``, ``files``, ``skipped`` and ``languages`` are missing from
+# manifests older than them).
 _COLUMNS = {
     "meta": {"key", "value"},
     "documents": {"doc_id", "source", "title", "content_hash", "sentence_count", "terms", "seq"},
@@ -113,6 +114,8 @@ class DocumentEntry:
         terms: BM25 terms over all its sentences.
         also: The other files of the same text, as shown to people (their paths relative to the folder ingested):
             identical copies, indexed once under this document.
+        language: Its languages (:func:`~selfcrag.index.tokenize.document_languages`): ``en``, ``zh`` or
+            ``en,zh``; "" when unknown (indexed before languages were kept) or without letters.
     """
 
     doc_id: str
@@ -122,6 +125,7 @@ class DocumentEntry:
     sentence_count: int
     terms: int
     also: tuple[str, ...] = ()
+    language: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +218,7 @@ class Manifest:
             self._versions_kept = "indexed_with" in tables
             self._files_kept = "files" in tables
             self._skips_kept = "skipped" in tables
+            self._languages_kept = "languages" in tables
             for key, kind in _META_NUMBERS.items():
                 value = self._meta_raw(key)
                 if value is not None and not _parses(value, kind):
@@ -237,8 +242,15 @@ class Manifest:
             "OR typeof(path) != 'text' OR typeof(format) != 'text' OR typeof(pages) NOT IN ('integer', 'null') "
             "OR typeof(size) != 'integer' OR typeof(indexed_at) NOT IN ('real', 'integer') LIMIT 1",
             "skipped": "SELECT 1 FROM skipped WHERE typeof(path) != 'text' OR typeof(reason) != 'text' LIMIT 1",
+            "languages": "SELECT 1 FROM languages WHERE typeof(doc_id) != 'text' OR language NOT IN "
+            "('', 'en', 'zh', 'en,zh') LIMIT 1",
         }
-        kept = {"indexed_with": self._versions_kept, "files": self._files_kept, "skipped": self._skips_kept}
+        kept = {
+            "indexed_with": self._versions_kept,
+            "files": self._files_kept,
+            "skipped": self._skips_kept,
+            "languages": self._languages_kept,
+        }
         for table, sql in checks.items():
             if not kept.get(table, True):
                 continue
@@ -282,18 +294,34 @@ class Manifest:
         also: dict[str, list[str]] = {}
         for doc_id, path in self._copies():
             also.setdefault(doc_id, []).append(path)
-        for row in self._rows(
-            "SELECT doc_id, source, title, content_hash, sentence_count, terms FROM documents ORDER BY seq"
-        ):
+        for row in self._rows(f"SELECT {self._document_columns()} ORDER BY seq"):
             yield _entry(row, also.get(row[0], ()))
 
     def document(self, doc_id: str) -> DocumentEntry | None:
         """One document, or None."""
-        rows = self._rows(
-            "SELECT doc_id, source, title, content_hash, sentence_count, terms FROM documents WHERE doc_id = ?",
-            (doc_id,),
-        )
+        rows = self._rows(f"SELECT {self._document_columns()} WHERE doc_id = ?", (doc_id,))
         return _entry(rows[0], [path for _, path in self._copies(doc_id)]) if rows else None
+
+    def _document_columns(self) -> str:
+        """The columns of a document's entry, and the tables they come from (no language in older manifests)."""
+        columns = "doc_id, source, title, content_hash, sentence_count, terms"
+        if not self._languages_kept:
+            return f"{columns}, '' FROM documents"
+        return f"{columns}, coalesce(language, '') FROM documents LEFT JOIN languages USING (doc_id)"
+
+    def languages(self) -> frozenset[str] | None:
+        """The languages the documents are in.
+
+        Returns:
+            ``en`` and ``zh`` as the documents hold them; None when some document's languages are unknown (indexed
+            before they were kept: the next ingest records them).
+        """
+        if not self._languages_kept or self._rows(
+            "SELECT 1 FROM documents LEFT JOIN languages USING (doc_id) WHERE languages.doc_id IS NULL LIMIT 1"
+        ):
+            return None
+        labels = self._rows("SELECT DISTINCT language FROM languages")
+        return frozenset(language for (label,) in labels for language in label.split(",") if language)
 
     def documents_with_text(self, content_hash: str) -> list[DocumentEntry]:
         """The documents indexed with a text, in ingestion order (a document's propositions carry its text's hash).
@@ -343,6 +371,11 @@ class Manifest:
             "ON CONFLICT(doc_id) DO UPDATE SET version = excluded.version",
             (entry.doc_id, version),
         )
+        self.db.execute(
+            "INSERT INTO languages(doc_id, language) VALUES(?, ?) "
+            "ON CONFLICT(doc_id) DO UPDATE SET language = excluded.language",
+            (entry.doc_id, entry.language),
+        )
 
     def indexing_version(self, doc_id: str) -> int:
         """The :data:`INDEXING_VERSION` a document was indexed with (1 when it predates the record)."""
@@ -357,6 +390,7 @@ class Manifest:
         """Forget a document, and the files read as it."""
         self.db.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
         self.db.execute("DELETE FROM indexed_with WHERE doc_id = ?", (doc_id,))
+        self.db.execute("DELETE FROM languages WHERE doc_id = ?", (doc_id,))
         self.db.execute("DELETE FROM files WHERE doc_id = ?", (doc_id,))
 
     # ------------------------------------------------------------------ files
@@ -472,8 +506,8 @@ class Manifest:
 
 def _entry(row: tuple, also: Iterable[str]) -> DocumentEntry:
     """A document from its row of the documents table, with the paths of its copies."""
-    doc_id, source, title, content_hash, sentence_count, terms = row
-    return DocumentEntry(doc_id, source, title, content_hash, sentence_count, terms, tuple(also))
+    doc_id, source, title, content_hash, sentence_count, terms, language = row
+    return DocumentEntry(doc_id, source, title, content_hash, sentence_count, terms, tuple(also), language)
 
 
 def at_or_under(path: str, folder: str) -> bool:

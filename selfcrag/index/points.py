@@ -113,6 +113,8 @@ class StoredSentence:
         table_header: For a piece of a table cut at the splitter's limit, other than its first: the table's
             header lines, which its rows are shown under (None otherwise, and in older indexes). Neither
             retriever reads it: the piece's vectors and terms are its own text's.
+        language: ``zh`` or ``en``, as :func:`~selfcrag.index.tokenize.text_language` reads the sentence (None
+            for a sentence without letters, and in older indexes): what a search crosses into.
     """
 
     doc_id: str
@@ -140,6 +142,7 @@ class StoredSentence:
     place: PlaceRange | None = field(default=None, hash=False)
     place_starts: tuple[PlaceStart, ...] = field(default=(), hash=False)
     table_header: str | None = None
+    language: str | None = None
 
     @property
     def point_id(self) -> str:
@@ -185,6 +188,7 @@ class StoredSentence:
                     ("source_last", self.source_last),
                     ("path", self.path),
                     ("table_header", self.table_header),
+                    ("language", self.language),
                 )
                 if value is not None
             },
@@ -223,15 +227,16 @@ class StoredSentence:
                 for start in payload.get("place_starts", ())
             ),
             table_header=payload.get("table_header"),
+            language=payload.get("language"),
         )
 
     def unplaced(self) -> StoredSentence:
-        """The sentence as embedded and counted: without its path, its places and the header it is shown under.
+        """The sentence as embedded and counted: without its path, places, table header and language.
 
         Those are written anew on an unchanged sentence (:meth:`~selfcrag.index.writer.IndexWriter.relabel`),
         with the vectors it has.
         """
-        return replace(self, path=None, place=None, place_starts=(), table_header=None)
+        return replace(self, path=None, place=None, place_starts=(), table_header=None, language=None)
 
 
 def _without_none(fields: Mapping[str, Any]) -> dict[str, Any]:

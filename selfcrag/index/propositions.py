@@ -34,7 +34,7 @@ from fractions import Fraction
 from selfcrag.index.documents import PreparedDocument
 from selfcrag.index.manifest import DocumentEntry
 from selfcrag.index.points import PROPOSITION, StoredSentence, join_sentences, propositions_id
-from selfcrag.index.tokenize import tokenize
+from selfcrag.index.tokenize import document_languages, text_language, tokenize
 from selfcrag.index.writer import ProgressCallback
 
 # Characters of document text per model call: about the 100 words of Dense X's passages.
@@ -333,12 +333,19 @@ def proposition_document(
                 terms=0,
                 source_first=first,
                 source_last=last,
+                language=text_language(statement),
             )
             terms = tokenize(proposition.searchable())
             sentences.append(replace(proposition, terms=len(terms)))
             tokens.append(terms)
     entry = DocumentEntry(
-        doc_id, document.entry.source, document.entry.title, content_hash, len(sentences), sum(map(len, tokens))
+        doc_id,
+        document.entry.source,
+        document.entry.title,
+        content_hash,
+        len(sentences),
+        sum(map(len, tokens)),
+        language=document_languages(s.text for s in sentences),
     )
     return PreparedDocument(entry, sentences, tokens), ungrounded, linked
 

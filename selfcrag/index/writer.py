@@ -402,8 +402,9 @@ class IndexWriter:
     def relabel(self, old: DocumentEntry, document: PreparedDocument) -> None:
         """Record that a document's points are what this version writes, their paths and places written anew.
 
-        For a document that :meth:`holds`: the points whose path, place or table header differ (an index written
-        before places were kept) are written again with the vectors they have, so nothing is embedded.
+        For a document that :meth:`holds`: the points whose path, place, table header or language differ (an index
+        written before places or languages were kept) are written again with the vectors they have, so nothing is
+        embedded.
 
         Args:
             old: The document as the manifest has it.
@@ -411,7 +412,7 @@ class IndexWriter:
         """
         self.start_next_generation()
         assert self.manifest is not None and self.store is not None
-        self.manifest.put_document(old)
+        self.manifest.put_document(replace(old, language=document.entry.language))
         for start in range(0, len(document.sentences), 1024):
             chunk = document.sentences[start : start + 1024]
             stored = self.store.retrieve([s.point_id for s in chunk], dense=True, sparse=True)
