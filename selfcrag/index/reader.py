@@ -104,6 +104,9 @@ class IndexReader:
         # The generation left at the last refresh: closed at the next one, so a search that
         # another thread started on it just before the switch can finish.
         self._retired: tuple[generations.Lease | None, Manifest | None, SentenceStore | None] | None = None
+        # The languages of the generation last asked (see languages()), and its manifest.
+        self._languages: frozenset[str] | None = None
+        self._languages_of: Manifest | None = None
         self._open()
 
     def _open(self) -> None:
@@ -216,12 +219,13 @@ class IndexReader:
         *,
         candidates: int,
         dense_search: DenseSearch = APPROXIMATE,
+        crossed: SparseVector | None = None,
     ) -> SearchLists:
         """Rank sentences (see :meth:`SentenceStore.search`)."""
         store = self.store
         assert store is not None
         with self._engine_failures():
-            return store.search(dense, sparse, candidates=candidates, dense_search=dense_search)
+            return store.search(dense, sparse, candidates=candidates, dense_search=dense_search, crossed=crossed)
 
     def sentences(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], StoredSentence]:
         """Fetch sentences by ``(doc_id, position)`` (retrieve by computed id); those that do not exist are absent."""
@@ -300,6 +304,18 @@ class IndexReader:
         with self._lock:
             assert self.manifest is not None
             return list(self.manifest.documents())
+
+    def languages(self) -> frozenset[str] | None:
+        """The languages of the index's documents (``en``, ``zh``); None when unknown (see :meth:`Manifest.languages`).
+
+        Read once per generation: a search asks it every time.
+        """
+        with self._lock:
+            manifest = self.manifest
+            assert manifest is not None
+            if self._languages_of is not manifest:
+                self._languages, self._languages_of = manifest.languages(), manifest
+            return self._languages
 
     def point_count(self) -> int:
         """Points the engine holds (equal to :meth:`sentence_count` in a sound index)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 K1 = 1.2
@@ -78,6 +78,22 @@ def query_vector(tokens: Sequence[str]) -> SparseVector:
     """Encode a query's tokens: each term id with its count."""
     counts = term_counts(tokens)
     return SparseVector(list(counts), [float(c) for c in counts.values()])
+
+
+def weighted_query_vector(weights: Mapping[str, float]) -> SparseVector:
+    """Encode a query of weighted terms (a question's words in another language): each term id with its weight.
+
+    Args:
+        weights: Term to weight (colliding terms add up).
+
+    Returns:
+        The sparse vector.
+    """
+    summed: dict[int, float] = {}
+    for term, weight in weights.items():
+        summed[term_id(term)] = summed.get(term_id(term), 0.0) + weight
+    ordered = sorted(summed.items())
+    return SparseVector([i for i, _ in ordered], [w for _, w in ordered])
 
 
 def reweight(

@@ -115,10 +115,13 @@ class SearchLists:
     Attributes:
         dense: ``(point_id, cosine)``, best first.
         sparse: ``(point_id, bm25)``, best first.
+        crossed: ``(point_id, bm25)`` of the question's words carried into another language
+            (:mod:`selfcrag.crossing`), best first.
     """
 
     dense: list[tuple[str, float]] = field(default_factory=list)
     sparse: list[tuple[str, float]] = field(default_factory=list)
+    crossed: list[tuple[str, float]] = field(default_factory=list)
 
 
 # BM25 hits asked for beyond the candidates: the engine also chooses in its own order which of the sentences
@@ -180,14 +183,16 @@ class SentenceStore:
         *,
         candidates: int,
         dense_search: DenseSearch = APPROXIMATE,
+        crossed: SparseVector | None = None,
     ) -> SearchLists:
-        """Rank sentences by the dense vector, the sparse vector, or both (one request); fusing is the caller's.
+        """Rank sentences by the dense vector, the sparse vectors, or all (one request); fusing is the caller's.
 
         Args:
             dense: The query embedding, or None.
             sparse: The query's BM25 terms, or None.
             candidates: Sentences each list ranks.
             dense_search: Approximate (HNSW, int8, rescored) or exact dense search.
+            crossed: The query's words in another language, weighted (BM25 too), or None.
 
         Returns:
             Each list asked for, ties in point id order (:func:`ranked`).
@@ -549,31 +554,24 @@ class EdgeStore(SentenceStore):
         *,
         candidates: int,
         dense_search: DenseSearch = APPROXIMATE,
+        crossed: SparseVector | None = None,
     ) -> SearchLists:
         qe = self._qe
         params = dense_search.params(qe, candidates)
-        dense_query = qe.Query.Nearest(dense.astype(np.float32).tolist(), using=DENSE) if dense is not None else None
-        sparse_query = (
-            qe.Query.Nearest(qe.SparseVector(sparse.indices, sparse.values), using=SPARSE)
-            if sparse is not None and sparse.indices
-            else None
-        )
-        requests = []
-        if dense_query is not None:
-            requests.append(qe.QueryRequest(limit=candidates, query=dense_query, params=params, with_payload=False))
-        if sparse_query is not None:
-            requests.append(qe.QueryRequest(limit=candidates + TIE_MARGIN, query=sparse_query, with_payload=False))
+        requests: dict[str, Any] = {}
+        if dense is not None:
+            query = qe.Query.Nearest(dense.astype(np.float32).tolist(), using=DENSE)
+            requests["dense"] = qe.QueryRequest(limit=candidates, query=query, params=params, with_payload=False)
+        for name, terms in (("sparse", sparse), ("crossed", crossed)):
+            if terms is not None and terms.indices:
+                query = qe.Query.Nearest(qe.SparseVector(terms.indices, terms.values), using=SPARSE)
+                requests[name] = qe.QueryRequest(limit=candidates + TIE_MARGIN, query=query, with_payload=False)
         if not requests:
             return SearchLists()
         with _engine(reading=True):
-            answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
+            answers = self.shard.query_batch(qe.QueryBatchRequest(list(requests.values())))
             lists = [ranked(((_uuid_str(p.id), float(p.score)) for p in answer), candidates) for answer in answers]
-        result = SearchLists()
-        if dense_query is not None:
-            result.dense = lists.pop(0)
-        if sparse_query is not None:
-            result.sparse = lists.pop(0)
-        return result
+        return SearchLists(**dict(zip(requests, lists, strict=True)))
 
     def flush(self) -> None:  # noqa: D102
         with _engine():
@@ -749,31 +747,24 @@ class ServerStore(SentenceStore):
         *,
         candidates: int,
         dense_search: DenseSearch = APPROXIMATE,
+        crossed: SparseVector | None = None,
     ) -> SearchLists:
         from qdrant_client import models
 
-        dense_query = dense.astype(np.float32).tolist() if dense is not None else None
-        sparse_query = (
-            models.SparseVector(indices=sparse.indices, values=sparse.values)
-            if sparse is not None and sparse.indices
-            else None
-        )
         search_params = dense_search.params(models, candidates)
-        requests = []
-        if dense_query is not None:
-            requests.append(models.QueryRequest(query=dense_query, using=DENSE, limit=candidates, params=search_params))
-        if sparse_query is not None:
-            requests.append(models.QueryRequest(query=sparse_query, using=SPARSE, limit=candidates + TIE_MARGIN))
+        requests: dict[str, Any] = {}
+        if dense is not None:
+            query = dense.astype(np.float32).tolist()
+            requests["dense"] = models.QueryRequest(query=query, using=DENSE, limit=candidates, params=search_params)
+        for name, terms in (("sparse", sparse), ("crossed", crossed)):
+            if terms is not None and terms.indices:
+                query = models.SparseVector(indices=terms.indices, values=terms.values)
+                requests[name] = models.QueryRequest(query=query, using=SPARSE, limit=candidates + TIE_MARGIN)
         if not requests:
             return SearchLists()
-        answers = self.client.query_batch_points(self.collection, requests=requests)
+        answers = self.client.query_batch_points(self.collection, requests=list(requests.values()))
         lists = [ranked(((_uuid_str(p.id), float(p.score)) for p in answer.points), candidates) for answer in answers]
-        result = SearchLists()
-        if dense_query is not None:
-            result.dense = lists.pop(0)
-        if sparse_query is not None:
-            result.sparse = lists.pop(0)
-        return result
+        return SearchLists(**dict(zip(requests, lists, strict=True)))
 
     def close(self) -> None:  # noqa: D102
         self.client.close()

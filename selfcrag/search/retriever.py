@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 
+from selfcrag.crossing.glosses import CROSSED_LANGUAGES, Crossing, cross_question
 from selfcrag.embed.embedders import Embedder, settings_embedder
 from selfcrag.errors import UserError
 from selfcrag.index.engine import open_reader
 from selfcrag.index.points import PROPOSITION, StoredSentence, proposed_from
 from selfcrag.index.reader import IndexReader
-from selfcrag.index.sparse import query_vector
+from selfcrag.index.sparse import query_vector, weighted_query_vector
 from selfcrag.index.store import APPROXIMATE, EXACT, SearchLists
-from selfcrag.index.tokenize import tokenize
-from selfcrag.search.fusion import lexical_weight, reciprocal_rank_fusion, weighted_score_fusion
+from selfcrag.index.tokenize import detect_language, tokenize
+from selfcrag.search.fusion import crossed_weight, matched_share, reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
 from selfcrag.settings import Settings
 from selfcrag.spans import Passage, SentenceHit
 
 # BM25 hits read to weigh BM25's ranking: how much of the question the best of them holds.
 LEXICAL_HITS = 3
+# Dense hits read to weigh the crossed ranking: how many of the nearest in meaning are in the language crossed into.
+LANGUAGE_HITS = 10
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +74,8 @@ class RetrievalConfig:
     semantic_breaks: int = 0
     dense_search: Literal["approximate", "exact"] = "approximate"
     lexical_power: float = 2.0
+    cross_languages: bool = True
+    crossed_weight: float = 1.0
 
     def with_(self, **changes: object) -> RetrievalConfig:
         """Return a copy with some fields changed."""
@@ -153,18 +158,31 @@ class Retriever:
             dense = self.embedder.embed_question(query)
             lap("embed")
         terms = tokenize(query)
-        sparse = query_vector(terms) if config.mode in ("hybrid", "bm25") else None
+        lexical = config.mode in ("hybrid", "bm25")
+        sparse = query_vector(terms) if lexical else None
+        crossing = self.crossing(query) if lexical and config.cross_languages else None
         lists = self.index.search(
             dense,
             sparse,
             candidates=config.candidates,
             dense_search=EXACT if config.dense_search == "exact" else APPROXIMATE,
+            crossed=weighted_query_vector(crossing.weights()) if crossing is not None else None,
         )
         fetched: dict[str, StoredSentence] = {}
-        if config.mode == "hybrid" and config.lexical_power and lists.sparse:
-            fetched = self.index.by_point_ids([pid for pid, _ in lists.sparse[:LEXICAL_HITS]])
-            matched = [set(tokenize(sentence.searchable())) for sentence in fetched.values()]
-            config = config.with_(bm25_weight=config.bm25_weight * lexical_weight(terms, matched, config.lexical_power))
+        if config.mode == "hybrid" and config.lexical_power:
+            # Each BM25 ranking counts by how much of the question its best hits hold (see fusion.py).
+            best = lists.sparse[:LEXICAL_HITS] + lists.crossed[:LEXICAL_HITS]
+            fetched = self.index.by_point_ids(list(dict.fromkeys(pid for pid, _ in best)))
+            held = {pid: set(tokenize(sentence.searchable())) for pid, sentence in fetched.items()}
+            own = matched_share(terms, [held[pid] for pid, _ in lists.sparse[:LEXICAL_HITS] if pid in held])
+            config = config.with_(bm25_weight=config.bm25_weight * own**config.lexical_power)
+            if crossing is not None:
+                found = [crossing.matched(held[pid]) for pid, _ in lists.crossed[:LEXICAL_HITS] if pid in held]
+                nearest = self.index.by_point_ids([pid for pid, _ in lists.dense[:LANGUAGE_HITS]])
+                fetched |= nearest
+                across = self._share_in(crossing.language, nearest.values())
+                weight = crossed_weight(own, max(found, default=0.0), across)
+                config = config.with_(crossed_weight=config.crossed_weight * weight)
         lap("search")
         hits = self._resolve(fuse(lists, config), 2 * config.top_k, fetched)
         passages = expand_windows(
@@ -179,6 +197,36 @@ class Retriever:
         )
         lap("expand")
         return SearchResult(query, passages, timings)
+
+    def crossing(self, question: str) -> Crossing | None:
+        """The question's words carried into the other language the index holds, if it holds one.
+
+        Args:
+            question: The question.
+
+        Returns:
+            The crossing; None when every document is in the question's language (or nothing crossed). An index
+            whose languages are unknown (written before they were kept) is crossed into the other language.
+        """
+        held = self.index.languages()
+        into = sorted((held if held is not None else CROSSED_LANGUAGES) - {detect_language(question)})
+        if not into or into[0] not in CROSSED_LANGUAGES:
+            return None
+        crossing = cross_question(question, into[0])
+        return crossing if crossing.words else None
+
+    def _share_in(self, language: str, sentences: Iterable[StoredSentence]) -> float:
+        """The share of some sentences whose documents are in a language (in part: ``en,zh``)."""
+        languages: dict[str, list[str]] = {}
+        found = 0
+        counted = 0
+        for sentence in sentences:
+            if sentence.doc_id not in languages:
+                entry = self.index.document(sentence.doc_id)
+                languages[sentence.doc_id] = entry.language.split(",") if entry is not None else []
+            found += language in languages[sentence.doc_id]
+            counted += 1
+        return found / counted if counted else 0.0
 
     def _resolve(
         self, ranked: list[ScoredHit], batch: int, fetched: dict[str, StoredSentence]
@@ -273,15 +321,18 @@ def fuse(lists: SearchLists, config: RetrievalConfig) -> list[ScoredHit]:
         Hits, best first.
     """
     dense_rank = {pid: (rank, score) for rank, (pid, score) in enumerate(lists.dense, 1)}
-    bm25_rank = {pid: (rank, score) for rank, (pid, score) in enumerate(lists.sparse, 1)}
+    # BM25's rank is its best in either language: the question's own words, or those carried into the other.
+    bm25_rank: dict[str, tuple[int, float]] = {}
+    for ranking in (lists.sparse, lists.crossed):
+        for rank, (pid, score) in enumerate(ranking, 1):
+            if pid not in bm25_rank or rank < bm25_rank[pid][0]:
+                bm25_rank[pid] = (rank, score)
+    scored = [lists.dense, lists.sparse, lists.crossed]
+    weights = [config.dense_weight, config.bm25_weight, config.crossed_weight]
     if config.fusion == "rrf":
-        fused = reciprocal_rank_fusion(
-            [[p for p, _ in lists.dense], [p for p, _ in lists.sparse]],
-            k=config.rrf_k,
-            weights=[config.dense_weight, config.bm25_weight],
-        )
+        fused = reciprocal_rank_fusion([[p for p, _ in ranking] for ranking in scored], k=config.rrf_k, weights=weights)
     else:
-        fused = weighted_score_fusion([lists.dense, lists.sparse], [config.dense_weight, config.bm25_weight])
+        fused = weighted_score_fusion(scored, weights)
     hits = []
     for pid, score in fused:
         d = dense_rank.get(pid)
