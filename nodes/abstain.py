@@ -72,7 +72,7 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if offline:
             # An offline grade ranks a passage among what its search found, and a search always finds something:
             # whether any of it is about the question is measured apart, on everything retrieved.
-            topic = evaluator.topic(profile, state.passages)
+            topic = evaluator.topic(profile, state.passages, state.grades)
         if topic is not None and not _on_topic(topic, context):
             reason = "off topic"
         else:

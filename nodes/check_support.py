@@ -15,7 +15,7 @@ from selfcrag.graph.state import State, SupportVerdict
 from selfcrag.graph.trace import record, retract
 from selfcrag.heuristics.excerpts import quoted_part
 from selfcrag.heuristics.support import check_sentences, quoted_evidence
-from selfcrag.index.tokenize import detect_language
+from selfcrag.index.tokenize import detect_language, text_language
 from selfcrag.llm.replies import SupportJudgement
 from selfcrag.prompts import pick, quote_knowledge, replies
 from selfcrag.prompts.support import SUPPORT_SYSTEM, SUPPORT_USER
@@ -110,10 +110,16 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         evidence = quoted_evidence(kept, state.knowledge, question)
         details["evidence"] = {"dense": evidence.dense, "coverage": evidence.coverage, "margin": evidence.margin}
         details["quoted"] = sorted({n for sentence in kept for n in sentence.cites})
+        # A quote in the other language is read by no one offline: whether it answers, the reader judges.
+        across = sorted({text_language(s.text) for s in kept} - {None, detect_language(question)})
+        if across:
+            details["evidence"]["language"] = across
+        across = across if context.answers_across_languages == "evidence" else []
         if (
             evidence.dense < context.answer_similarity
             or evidence.coverage < context.answer_coverage
             or evidence.margin < context.answer_margin
+            or across
         ):
             verdict = "unconfirmed"
     update: dict[str, Any] = {

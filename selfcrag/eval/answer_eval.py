@@ -56,10 +56,16 @@ ANSWER_CONFIGS: dict[str, dict[str, object]] = {
         "answer_coverage": 0.0,
         "answer_margin": 0.0,
         "answer_excerpt_chars": 0,
+        "answers_across_languages": "answer",
     },
     # The shipped workflow with the offline answer gates open: every quote given, with the evidence it was
     # given on, for the risk-coverage curve (``selfcrag eval --curve``).
-    "ungated": {"answer_similarity": 0.0, "answer_coverage": 0.0, "answer_margin": 0.0},
+    "ungated": {
+        "answer_similarity": 0.0,
+        "answer_coverage": 0.0,
+        "answer_margin": 0.0,
+        "answers_across_languages": "answer",
+    },
 }
 # Knobs reported with each result.
 REPORTED_KNOBS = (

@@ -32,8 +32,9 @@ into CRAG's actions are knobs of :class:`graph.context.Context`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -51,7 +52,7 @@ from selfcrag.heuristics.signals import (
 from selfcrag.heuristics.strips import companions, passage_strips, strip_vectors
 from selfcrag.index.points import StoredSentence
 from selfcrag.index.reader import IndexReader
-from selfcrag.index.tokenize import detect_language, tokenize
+from selfcrag.index.tokenize import detect_language, text_language, tokenize
 from selfcrag.search.retriever import Retriever
 from selfcrag.spans import Passage, Strip
 
@@ -62,6 +63,9 @@ PASSAGE_WEIGHTS = {"best_strip": 0.62, "coverage": 0.08, "agreement": 0.08, "sta
 HEADING_FACTOR = 0.5
 # A question asking for a value (a duration, an amount) is not answered by a sentence holding no number.
 NO_VALUE_FACTOR = 0.8
+# Grade a passage in another language than the question's needs before it counts as being on the question's topic:
+# chosen on XQuAD's cross-language sets against other sets' questions (docs/results.md, "Across languages").
+ACROSS_LANGUAGES_GRADE = 0.55
 # Sentences either side of a passage whose mean meaning is what the passage is about: the whole of a short
 # document, a section's worth of a long one (the calibration sets' documents are short).
 TOPIC_REACH = 20
@@ -93,7 +97,9 @@ class Topic:
     sentence: float
 
 
-def strip_signals(profile: QuestionProfile, text: str, setting: str, cosine: float) -> StripSignals:
+def strip_signals(
+    profile: QuestionProfile, text: str, setting: str, cosine: float, language: str | None = None
+) -> StripSignals:
     """Measure a sentence against a question.
 
     Args:
@@ -105,6 +111,7 @@ def strip_signals(profile: QuestionProfile, text: str, setting: str, cosine: flo
             words found there count as covered: a sentence under "Rate limits"
             in the "Aurora API" guide need not repeat either.
         cosine: Cosine of the question vector with the sentence vector.
+        language: The sentence's language (None: the question's): its cosine is placed on that pair's scale.
 
     Returns:
         The signals.
@@ -113,7 +120,7 @@ def strip_signals(profile: QuestionProfile, text: str, setting: str, cosine: flo
     return StripSignals(
         coverage=profile.coverage(set(tokens) | set(tokenize(setting))),
         phrase=profile.phrase_match(tokens),
-        dense=profile.dense(cosine),
+        dense=profile.dense(cosine, language),
         answer_type=answer_type_match(text, profile.answer_type),
     )
 
@@ -203,7 +210,7 @@ class OfflineEvaluator:
     def __init__(self, retriever: Retriever) -> None:
         self.retriever = retriever
         self._lock = threading.Lock()
-        self._scales: dict[str, DenseScale] = {}
+        self._scales: dict[tuple[str, str], DenseScale] = {}
         self._profiles: dict[tuple[str, str], QuestionProfile] = {}
 
     @property
@@ -225,8 +232,16 @@ class OfflineEvaluator:
         with self._lock:
             known = self._profiles.get(key)
         if known is None:
-            scale = self._scale(detect_language(question))
-            known = profile_question(question, self.retriever.embedder, term_statistics(index), scale)
+            asked = detect_language(question)
+            crossing = self.retriever.crossing(question)
+            known = profile_question(
+                question,
+                self.retriever.embedder,
+                term_statistics(index),
+                self._scale(asked),
+                crossing=crossing,
+                scales=partial(self._scale, asked),
+            )
             with self._lock:
                 if len(self._profiles) > 256:
                     self._profiles.clear()
@@ -238,16 +253,23 @@ class OfflineEvaluator:
         with self._lock:
             self._profiles.clear()
 
-    def _scale(self, language: str) -> DenseScale:
+    def _scale(self, asked: str, read: str | None = None) -> DenseScale:
+        """The cosine scale of a question in language ``asked`` against passages in ``read`` (the same when None).
+
+        Across languages a restatement is the background sentence's translation (the two sets are parallel).
+        """
+        read = read or asked
         with self._lock:
-            if language not in self._scales:
-                sentences = BACKGROUND_SENTENCES.get(language, BACKGROUND_SENTENCES["en"])
+            if (asked, read) not in self._scales:
+                questions = BACKGROUND_SENTENCES.get(asked, BACKGROUND_SENTENCES["en"])
+                passages = BACKGROUND_SENTENCES.get(read, BACKGROUND_SENTENCES["en"])
                 # Their vectors are kept in the data folder: the same in every process, costly to embed each time.
                 cache = self.retriever.settings.data_dir / CACHE_DIR
-                self._scales[language] = dense_scale(
-                    remembered_background(self.retriever.embedder, sentences, cache), sentences
+                embedder = remembered_background(
+                    remembered_background(self.retriever.embedder, questions, cache), passages, cache
                 )
-            return self._scales[language]
+                self._scales[asked, read] = dense_scale(embedder, questions, passages)
+            return self._scales[asked, read]
 
     def measure_strips(self, profile: QuestionProfile, strips: Sequence[StoredSentence]) -> list[StripSignals]:
         """Measure strips against a question: the signals their scores are made of.
@@ -269,7 +291,8 @@ class OfflineEvaluator:
             # A long table's later piece stands under its header: the columns' names are the rows' words too.
             header = [strip.table_header] if strip.table_header is not None else []
             setting = " ".join([title, *strip.section, *header, *(c.text for c in companions(self.index, strip))])
-            measured.append(strip_signals(profile, strip.text, setting, float(cosine)))
+            language = strip.language or text_language(strip.text)
+            measured.append(strip_signals(profile, strip.text, setting, float(cosine), language))
         return measured
 
     def score_strips(self, profile: QuestionProfile, strips: Sequence[StoredSentence]) -> list[float]:
@@ -301,38 +324,54 @@ class OfflineEvaluator:
             return []
         cosines = self.retriever.embedder.embed_passages(list(texts)) @ profile.vector
         return [
-            score_strip(strip_signals(profile, text, "", float(cosine)), "text")
+            score_strip(strip_signals(profile, text, "", float(cosine), text_language(text)), "text")
             for text, cosine in zip(texts, cosines, strict=True)
         ]
 
-    def topic(self, profile: QuestionProfile, passages: Sequence[Passage]) -> Topic:
+    def topic(
+        self, profile: QuestionProfile, passages: Sequence[Passage], grades: Mapping[str, float] | None = None
+    ) -> Topic:
         """Measure how near retrieved passages come to a question's topic (see :class:`Topic`).
 
         A search always finds something: the nearest sentences of documents about something else score like
         a paraphrased answer's, one sentence at a time. The text around them does not: a question is near the
         mean meaning of a document about it, and far from one about something else.
 
+        Across languages cosines tell less: an unrelated document in the other language comes as near a question
+        (on that pair's scale) as one about it does. A passage in the other language is measured only when its
+        grade reached :data:`ACROSS_LANGUAGES_GRADE` as well.
+
         Args:
             profile: The question.
             passages: Passages retrieved from the retriever's index.
+            grades: Their grades, by id (None: every passage is measured).
 
         Returns:
             The closest any passage comes; 0 for both when none is indexed any more.
         """
         document = sentence = 0.0
-        for doc_id, first, last in dict.fromkeys((p["doc_id"], p["first"], p["last"]) for p in passages):
+        # A passage found by several queries is measured once, by its best grade.
+        graded: dict[tuple[str, int, int], float] = {}
+        for p in passages:
+            key = (p["doc_id"], p["first"], p["last"])
+            graded[key] = max(graded.get(key, 0.0), 1.0 if grades is None else grades.get(p["id"], 0.0))
+        for (doc_id, first, last), grade in graded.items():
             entry = self.index.document(doc_id)
             if entry is None or entry.sentence_count == 0:
+                continue
+            language = entry.language if entry.language in ("en", "zh") else None
+            if language not in (None, profile.language) and grade < ACROSS_LANGUAGES_GRADE:
                 continue
             start, end = max(first - TOPIC_REACH, 0), min(last + TOPIC_REACH, entry.sentence_count - 1)
             vectors = self.retriever.sentence_vectors([(doc_id, p) for p in range(start, end + 1)])
             mean = vectors.mean(axis=0)
             norm = float(np.linalg.norm(mean))
+            # A document in the other language is measured on that language pair's scale, read as its own would be.
             if norm > 0:
-                document = max(document, float(mean @ profile.vector) / norm)
+                document = max(document, profile.comparable(float(mean @ profile.vector) / norm, language))
             own = vectors[max(first - start, 0) : last - start + 1] @ profile.vector
             if len(own):
-                sentence = max(sentence, profile.dense(float(own.max())))
+                sentence = max(sentence, profile.dense(float(own.max()), language))
         return Topic(document=document, sentence=sentence)
 
     def score_passage(self, profile: QuestionProfile, passage: Passage, standing: int = 1) -> float:

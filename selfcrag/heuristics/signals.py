@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
+from selfcrag.crossing.glosses import Crossing
 from selfcrag.embed.embedders import Embedder
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.tokenize import EN_STOPWORDS, ZH_STOPWORDS, cut_chinese, detect_language, tokenize
@@ -248,6 +249,11 @@ class QuestionProfile:
         vector: The question embedded as a query.
         scale: The embedder's cosine scale in the question's language (see :class:`DenseScale`).
         answer_type: Expected kind of value, if any.
+        crossed: The question's words carried into the other language of the index (:mod:`selfcrag.crossing`),
+            each as the terms it crossed into; empty when the index holds only the question's language.
+        crossed_weights: Weight (highest IDF of its terms) of each crossed word.
+        scales: The cosine scale of a question in its language against a passage in another language (see
+            :func:`dense_scale`: the background sentences' translations), measured when first asked for.
     """
 
     text: str
@@ -258,6 +264,9 @@ class QuestionProfile:
     vector: np.ndarray
     scale: DenseScale
     answer_type: str | None
+    crossed: tuple[tuple[str, ...], ...] = ()
+    crossed_weights: tuple[float, ...] = ()
+    scales: Callable[[str], DenseScale] | None = None
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -268,18 +277,23 @@ class QuestionProfile:
         """Weighted share of the question's words present in a set of index terms.
 
         A word counts fully when its own term is present, in part when some of
-        its sub-terms are.
+        its sub-terms are. A text in the other language of the index holds the
+        question's words as their translations: the share of the crossed words
+        it holds counts instead when it is higher.
         """
         total = sum(self.weights)
-        if not total:
-            return 0.0
         found = 0.0
         for word, weight in zip(self.words, self.weights, strict=True):
             if word[-1] in terms:
                 found += weight
             else:
                 found += weight * sum(t in terms for t in word) / (len(word) + 1)
-        return found / total
+        own = found / total if total else 0.0
+        crossed_total = sum(self.crossed_weights)
+        if not crossed_total:
+            return own
+        crossed = sum(w for word, w in zip(self.crossed, self.crossed_weights, strict=True) if terms.intersection(word))
+        return max(own, crossed / crossed_total)
 
     def phrase_match(self, tokens: list[str]) -> float:
         """Share of the question's adjacent word pairs that stand adjacent in a token list."""
@@ -288,10 +302,42 @@ class QuestionProfile:
         found = set(zip(tokens, tokens[1:], strict=False))
         return len(self.pairs & found) / len(self.pairs)
 
-    def dense(self, cosine: float) -> float:
-        """Place a cosine on the embedder's scale: an unrelated sentence's (0) to a restatement's (1)."""
-        span = max(self.scale.ceiling - self.scale.floor, 1e-6)
-        return float(min(max((cosine - self.scale.floor) / span, 0.0), 1.0))
+    def dense(self, cosine: float, language: str | None = None) -> float:
+        """Place a cosine on the embedder's scale: an unrelated sentence's (0) to a restatement's (1).
+
+        Args:
+            cosine: The question's cosine with a text.
+            language: The text's language (None: the question's); a text in another language is placed on the
+                scale of questions in this one against texts in that one, lower and narrower.
+
+        Returns:
+            The closeness in [0, 1].
+        """
+        scale = self.scale_for(language)
+        span = max(scale.ceiling - scale.floor, 1e-6)
+        return float(min(max((cosine - scale.floor) / span, 0.0), 1.0))
+
+    def comparable(self, cosine: float, language: str | None) -> float:
+        """A cosine with a text in another language, as the same closeness would read in the question's own.
+
+        Args:
+            cosine: The question's cosine with a text (a document's mean vector).
+            language: The text's language (None: the question's, returned as it is).
+
+        Returns:
+            The cosine mapped from that language pair's scale onto the question's language's.
+        """
+        scale = self.scale_for(language)
+        if scale is self.scale:
+            return cosine
+        span = max(scale.ceiling - scale.floor, 1e-6)
+        return self.scale.floor + (cosine - scale.floor) / span * (self.scale.ceiling - self.scale.floor)
+
+    def scale_for(self, language: str | None) -> DenseScale:
+        """The scale of the question against a text in ``language`` (its own when the same, or unknown)."""
+        if not language or language == self.language or self.scales is None:
+            return self.scale
+        return self.scales(language)
 
 
 @dataclass(frozen=True)
@@ -313,17 +359,19 @@ class DenseScale:
     ceiling: float
 
 
-def dense_scale(embedder: Embedder, sentences: Sequence[str]) -> DenseScale:
+def dense_scale(embedder: Embedder, sentences: Sequence[str], translations: Sequence[str] | None = None) -> DenseScale:
     """Measure an embedder's cosine scale on unrelated sentences.
 
     Args:
         embedder: The index's embedder.
-        sentences: Sentences about unrelated topics (at least two), in one language.
+        sentences: Sentences about unrelated topics (at least two), in one language, asked as questions.
+        translations: The same sentences in another language, as passages: the scale of a question in one
+            language against passages in the other (a restatement is its translation). None: ``sentences``.
 
     Returns:
         The scale.
     """
-    passages = embedder.embed_passages(list(sentences))
+    passages = embedder.embed_passages(list(translations if translations is not None else sentences))
     questions = np.stack([embedder.embed_question(s) for s in sentences])
     cosines = questions @ passages.T
     n = len(sentences)
@@ -333,7 +381,13 @@ def dense_scale(embedder: Embedder, sentences: Sequence[str]) -> DenseScale:
 
 
 def profile_question(
-    question: str, embedder: Embedder, statistics: TermStatistics, scale: DenseScale
+    question: str,
+    embedder: Embedder,
+    statistics: TermStatistics,
+    scale: DenseScale,
+    *,
+    crossing: Crossing | None = None,
+    scales: Callable[[str], DenseScale] | None = None,
 ) -> QuestionProfile:
     """Prepare a question for scoring.
 
@@ -342,10 +396,13 @@ def profile_question(
         embedder: The index's embedder.
         statistics: IDFs of the index.
         scale: The embedder's scale in the question's language (:func:`dense_scale`).
+        crossing: The question's words in the other language of the index, if it holds one.
+        scales: The scale of the question against passages in another language, given the language.
 
     Returns:
         The profile.
     """
+    crossed = tuple(tuple(term for term, _ in terms) for _, terms in crossing.words) if crossing else ()
     words = question_words(question)
     heads = [w[-1] for w in words]
     vector = embedder.embed_question(question)
@@ -358,4 +415,7 @@ def profile_question(
         vector=vector,
         scale=scale,
         answer_type=expected_answer_type(question),
+        crossed=crossed,
+        crossed_weights=tuple(max(statistics.weight(t) for t in word) for word in crossed),
+        scales=scales,
     )
