@@ -279,6 +279,20 @@ def evaluate(
                             print(json_text(row), flush=True)
                         else:
                             tables["off-topic"].add_row(*(_cell(row.get(k)) for k in shown["off-topic"]))
+            if "retrieval" in modes:
+                from selfcrag.eval.language_gap import GAP_COLUMNS, gap_rows, twins
+
+                # A cross-language set beside its one-language twin: what crossing costs, in one table.
+                gaps = gap_rows(rows, twins(evalsets))
+                rows.extend(gaps)
+                if gaps and as_json:
+                    for row in gaps:
+                        print(json_text(row), flush=True)
+                elif gaps:
+                    tables["language-gap"] = Table(*GAP_COLUMNS, title="across languages")
+                    shown["language-gap"] = GAP_COLUMNS
+                    for row in gaps:
+                        tables["language-gap"].add_row(*(_cell(row.get(k)) for k in GAP_COLUMNS))
     finally:
         for handle in question_files.values():
             handle.close()
@@ -303,6 +317,8 @@ def evaluate(
                 print(markdown_table([r for r in rows if r["mode"] == mode], columns) + "\n")
         if off_topic is not None:
             print(markdown_table([r for r in rows if r["mode"] == "off-topic"], shown["off-topic"]) + "\n")
+        if "language-gap" in shown:
+            print(markdown_table([r for r in rows if r["mode"] == "language-gap"], shown["language-gap"]) + "\n")
     if curve and not as_json:
         from selfcrag.eval.report import curve_report
 

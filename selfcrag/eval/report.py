@@ -141,6 +141,19 @@ def markdown_report(rows: Sequence[Row], command: str | None = None) -> str:
             markdown_table(off_topic, OFF_TOPIC_COLUMNS),
             "",
         ]
+    gaps = [r for r in rows if r.get("mode") == "language-gap"]
+    if gaps:
+        from selfcrag.eval.language_gap import GAP_COLUMNS
+
+        parts += [
+            "## Across languages",
+            "",
+            "Each set whose questions are in another language than its documents, beside the set asking the same "
+            "questions of the same documents in their own language.",
+            "",
+            markdown_table(gaps, GAP_COLUMNS),
+            "",
+        ]
     curve = [r for r in rows if r.get("mode") == "curve"]
     if curve:
         parts += [curve_report(curve)]

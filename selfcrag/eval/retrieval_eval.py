@@ -55,6 +55,7 @@ NAMED_CONFIGS: dict[str, dict[str, Any]] = {
     "bm25": {"mode": "bm25"},
     "hybrid-nowindow": {"window": 0, "section_ratio": 2.0},
     "plain-rrf": {"lexical_power": 0.0},
+    "no-crossing": {"cross_languages": False},
     "weighted": {"fusion": "weighted", "dense_weight": 0.5, "bm25_weight": 0.5},
     "sentence-windows": {"semantic_breaks": 0},
     "semantic-windows": {"semantic_breaks": SEMANTIC_BREAKS},
@@ -88,10 +89,20 @@ def parse_config(spec: str) -> RetrievalConfig:
         if key not in types:
             raise UserError(f"unknown retrieval setting {key!r} in {spec!r}; settings: {', '.join(types)}")
         try:
-            config = replace(config, **{key: types[key](value)})
+            config = replace(config, **{key: _setting(types[key], value)})
         except ValueError:
             raise UserError(f"{key}={value!r} in {spec!r} is not a {types[key].__name__}") from None
     return config
+
+
+def _setting(kind: type, value: str) -> object:
+    """A setting's value from its text: ``bool("false")`` would be True, so a yes or no is read as one."""
+    if kind is not bool:
+        return kind(value)
+    answers = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+    if value.strip().lower() not in answers:
+        raise ValueError(value)
+    return answers[value.strip().lower()]
 
 
 def window_configs(windows: str) -> list[str]:
