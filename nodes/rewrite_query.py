@@ -19,7 +19,7 @@ from selfcrag.heuristics.signals import term_statistics
 from selfcrag.heuristics.strips import passage_strips
 from selfcrag.llm.replies import RewrittenQuery
 from selfcrag.prompts import defuse, pick
-from selfcrag.prompts.rewriting import REWRITE_SYSTEM, REWRITE_USER
+from selfcrag.prompts.rewriting import REWRITE_BOTH_LANGUAGES, REWRITE_ONE_LANGUAGE, REWRITE_SYSTEM, REWRITE_USER
 
 # Sentences of the best passages that feed pseudo-relevance feedback.
 FEEDBACK_SENTENCES = 5
@@ -37,6 +37,7 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = runtime.context
     previous = state.queries or [state.question]
+    retriever = current_resources().retriever(context)
     # Titles come from the documents: quoted as a JSON list of strings, defused like passages.
     found = json.dumps(sorted({defuse(p["title"]) for p in state.passages}), ensure_ascii=False)
     reply, details, spent = structured_step(
@@ -45,7 +46,14 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "rewrite_query",
         RewrittenQuery,
         [
-            SystemMessage(pick(REWRITE_SYSTEM, state.question)),
+            SystemMessage(
+                pick(REWRITE_SYSTEM, state.question).format(
+                    languages=pick(
+                        REWRITE_BOTH_LANGUAGES if retriever.crossing(state.question) else REWRITE_ONE_LANGUAGE,
+                        state.question,
+                    )
+                )
+            ),
             HumanMessage(
                 pick(REWRITE_USER, state.question).format(
                     question=state.question, queries="; ".join(previous), found=found
@@ -57,7 +65,6 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # in its JSON would stop the embedder).
     query = clean_question(reply.query).text if reply is not None else ""
     if not query:
-        retriever = current_resources().retriever(context)
         evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
         best = sorted(state.passages, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]

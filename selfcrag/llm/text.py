@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import queue
+import re
 import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
 from functools import partial
@@ -123,11 +124,17 @@ def cut_off_reason(token_limit: int | None) -> str:
     return f"the reply was cut off: it reached {limit}"
 
 
+# Text in quotation marks, of either language's marks.
+_QUOTED = re.compile(r'“[^”]*”|"[^"]*"|「[^」]*」|『[^』]*』|‘[^’]*’')
+
+
 def in_wrong_language(text: str, language: str) -> bool:
     """Tell whether an answer is plainly written in the other language than the question's.
 
     Lenient on purpose: an English answer may name a Chinese product, a
-    Chinese answer may quote English terms.
+    Chinese answer may quote English terms, and what stands in quotation
+    marks is not counted: an answer quotes a source in the source's own
+    language ("the notice says “本次停水不收取任何额外费用”").
 
     Args:
         text: The answer.
@@ -137,7 +144,7 @@ def in_wrong_language(text: str, language: str) -> bool:
         For ``zh``: the answer has letters but no Chinese character. For
         ``en``: Chinese characters outnumber the other letters.
     """
-    cjk, letters = letter_counts(text)
+    cjk, letters = letter_counts(_QUOTED.sub(" ", text))
     letters -= cjk
     if language == "zh":
         return cjk == 0 and letters > 0
