@@ -111,7 +111,8 @@ def check_support(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         details["evidence"] = {"dense": evidence.dense, "coverage": evidence.coverage, "margin": evidence.margin}
         details["quoted"] = sorted({n for sentence in kept for n in sentence.cites})
         # A quote in the other language is read by no one offline: whether it answers, the reader judges.
-        across = sorted({text_language(s.text) for s in kept} - {None, detect_language(question)})
+        asked = detect_language(question)
+        across = sorted({language for s in kept if (language := text_language(s.text)) not in (None, asked)})
         if across:
             details["evidence"]["language"] = across
         across = across if context.answers_across_languages == "evidence" else []

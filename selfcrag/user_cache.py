@@ -85,7 +85,7 @@ def write_table(path: Path, table: object) -> None:
         return
     try:
         with open(descriptor, "wb") as file:
-            marshal.dump(table, file)
+            marshal.dump(table, file)  # type: ignore[arg-type]  # plain values, as the docstring asks
         os.replace(temporary, path)
     except OSError:
         Path(temporary).unlink(missing_ok=True)
