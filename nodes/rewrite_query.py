@@ -67,7 +67,10 @@ def rewrite_query(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not query:
         evaluator = current_resources().evaluator(context)
         profile = evaluator.profile(state.question)
-        best = sorted(state.passages, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]
+        # Feedback comes only from passages not graded Incorrect: words of a rejected passage (a Chinese prompt line
+        # for a question about banana bread) would steer the next search into it. None such: the question's words.
+        accepted = [p for p in state.passages if state.grades.get(p["id"], 0.0) >= context.lower_threshold]
+        best = sorted(accepted, key=lambda p: -state.grades.get(p["id"], 0.0))[:3]
         strips = [s for p in best for s in passage_strips(retriever.index, p["doc_id"], p["first"], p["last"])]
         ranked = sorted(zip(evaluator.score_strips(profile, strips), strips, strict=True), key=lambda x: -x[0])
         evidence = [s.text for _, s in ranked[:FEEDBACK_SENTENCES]]

@@ -40,7 +40,8 @@ def test_a_question_nothing_indexed_is_about_ends_not_found_naming_the_nearest_d
     # The nearest documents are named for the reader to check, one a line.
     named = [line for line in result["answer"].splitlines() if line.startswith("- ")]
     assert named and all(".txt" in line for line in named)
-    assert [s["decision"] for s in result["trace"] if s["step"] == "abstain"] == ["off topic"]
+    # Off topic, or graded incorrect in every search (rewrites take no word from passages graded incorrect).
+    assert [s["decision"] for s in result["trace"] if s["step"] == "abstain"] in (["off topic"], ["incorrect"])
 
 
 def test_an_unanswerable_question_on_the_documents_topic_still_shows_the_closest_evidence(manuals: Path) -> None:

@@ -39,6 +39,7 @@ from functools import partial
 import numpy as np
 
 from selfcrag.cite.markers import defuse_markers
+from selfcrag.heuristics.addresses import mask_addresses
 from selfcrag.heuristics.background import BACKGROUND_SENTENCES, CACHE_DIR, remembered_background
 from selfcrag.heuristics.signals import (
     QUESTION_TERMS,
@@ -116,13 +117,29 @@ def strip_signals(
     Returns:
         The signals.
     """
-    tokens = [t for t in tokenize(text) if t not in QUESTION_TERMS]
+    tokens = [t for t in tokenize(read_for_closeness(profile, text)) if t not in QUESTION_TERMS]
     return StripSignals(
-        coverage=profile.coverage(set(tokens) | set(tokenize(setting))),
+        coverage=profile.coverage(set(tokens) | set(tokenize(read_for_closeness(profile, setting)))),
         phrase=profile.phrase_match(tokens),
         dense=profile.dense(cosine, language),
         answer_type=answer_type_match(text, profile.answer_type),
     )
+
+
+def read_for_closeness(profile: QuestionProfile, text: str) -> str:
+    """The text a question's closeness to it is measured on: its addresses masked.
+
+    An e-mail address, URL or file path names a place, and its words (``jupiterrise.com``) would bring any
+    question sharing them near. A question asking for an address is answered by one: then nothing is masked.
+
+    Args:
+        profile: The question.
+        text: A sentence, or the setting it stands in.
+
+    Returns:
+        The text without its addresses, or as it is.
+    """
+    return text if profile.answer_type == "url" else mask_addresses(text)
 
 
 def score_strip(signals: StripSignals, kind: str) -> float:
@@ -271,6 +288,31 @@ class OfflineEvaluator:
                 self._scales[asked, read] = dense_scale(embedder, questions, passages)
             return self._scales[asked, read]
 
+    def _closeness_vectors(
+        self, profile: QuestionProfile, sentences: Sequence[StoredSentence], vectors: np.ndarray
+    ) -> np.ndarray:
+        """Vectors of sentences (stored, or just embedded), those holding an address read without it where nearer.
+
+        Only a sentence holding an address costs an embedding: it is embedded as ingestion embeds it
+        (:meth:`StoredSentence.searchable`), its addresses masked (:func:`read_for_closeness`). The masked vector
+        replaces the stored one only when it is farther from the question: an address may bring a sentence near
+        ("<tgc@jupiterrise.com>"), but what is left of a line without its URL ("GNU Libtasn1 home page:") is
+        nearer to anything than the line was.
+        """
+        return self._masked_vectors(profile, [s.searchable() for s in sentences], vectors)
+
+    def _masked_vectors(self, profile: QuestionProfile, texts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+        """``vectors`` of ``texts``, each replaced by its masked text's where that is farther from the question."""
+        masked = [read_for_closeness(profile, text) for text in texts]
+        changed = [i for i, (text, read) in enumerate(zip(texts, masked, strict=True)) if read != text]
+        if not changed:
+            return vectors
+        vectors = np.array(vectors, dtype=np.float32)
+        fresh = np.asarray(self.retriever.embedder.embed_passages([masked[i] for i in changed]), dtype=np.float32)
+        farther = fresh @ profile.vector < vectors[changed] @ profile.vector
+        vectors[[i for i, far in zip(changed, farther, strict=True) if far]] = fresh[farther]
+        return vectors
+
     def measure_strips(self, profile: QuestionProfile, strips: Sequence[StoredSentence]) -> list[StripSignals]:
         """Measure strips against a question: the signals their scores are made of.
 
@@ -283,7 +325,7 @@ class OfflineEvaluator:
         """
         if not strips:
             return []
-        cosines = strip_vectors(self.retriever, strips) @ profile.vector
+        cosines = self._closeness_vectors(profile, strips, strip_vectors(self.retriever, strips)) @ profile.vector
         measured = []
         for strip, cosine in zip(strips, cosines, strict=True):
             entry = self.index.document(strip.doc_id)
@@ -322,7 +364,8 @@ class OfflineEvaluator:
         """
         if not texts:
             return []
-        cosines = self.retriever.embedder.embed_passages(list(texts)) @ profile.vector
+        vectors = self._masked_vectors(profile, texts, self.retriever.embedder.embed_passages(list(texts)))
+        cosines = vectors @ profile.vector
         return [
             score_strip(strip_signals(profile, text, "", float(cosine), text_language(text)), "text")
             for text, cosine in zip(texts, cosines, strict=True)
@@ -363,7 +406,12 @@ class OfflineEvaluator:
             if language not in (None, profile.language) and grade < ACROSS_LANGUAGES_GRADE:
                 continue
             start, end = max(first - TOPIC_REACH, 0), min(last + TOPIC_REACH, entry.sentence_count - 1)
-            vectors = self.retriever.sentence_vectors([(doc_id, p) for p in range(start, end + 1)])
+            keys = [(doc_id, p) for p in range(start, end + 1)]
+            vectors = self.retriever.sentence_vectors(keys)
+            # Addresses masked here too: a NEWS line's "<tgc@jupiterrise.com>" is no sentence about Jupiter.
+            stored = self.index.sentences(keys)
+            around = [i for i, key in enumerate(keys) if key in stored]
+            vectors[around] = self._closeness_vectors(profile, [stored[keys[i]] for i in around], vectors[around])
             mean = vectors.mean(axis=0)
             norm = float(np.linalg.norm(mean))
             # A document in the other language is measured on that language pair's scale, read as its own would be.
@@ -389,7 +437,8 @@ class OfflineEvaluator:
         if not strips:
             return 0.0
         best = max(self.score_strips(profile, strips))
-        terms = set(tokenize(" ".join([passage["title"], *passage["section"], *(s.text for s in strips)])))
+        read = [read_for_closeness(profile, s.text) for s in strips]
+        terms = set(tokenize(" ".join([passage["title"], *passage["section"], *read])))
         agreement = 1.0 if passage["dense_rank"] is not None and passage["bm25_rank"] is not None else 0.0
         first = 1 in (passage["dense_rank"], passage["bm25_rank"])
         return score_context(best, profile.coverage(terms), agreement, standing, first)
