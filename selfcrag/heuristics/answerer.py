@@ -45,6 +45,8 @@ _LIST_QUESTION = re.compile(
     r"|\b(?:list|name) (?:all|the)\b|有哪些|哪几[种个类项步]|包括哪些|包含哪些|列出",
     re.IGNORECASE,
 )
+# A person's initials ("t.s", "j"): beside a name the question gives, they add nothing to it ("T.S. Eliot").
+_INITIALS = re.compile(r"[a-z](?:\.[a-z])*\.?")
 _SECTION_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?\d+(?:\.\d+)*[.)、]?\s")
 # Dot leaders of a table of contents (". . . . 22", "……… 22").
 _LEADERS = re.compile(r"(?:\.\s*){4,}|…{2,}|·{4,}|_{6,}")
@@ -100,7 +102,7 @@ def answer_weight(strip: Strip, profile: QuestionProfile) -> float:
     terms = {t for t in tokenize(_SECTION_NUMBER.sub("", text)) if t not in QUESTION_TERMS}
     if not terms:
         return 0.0
-    if not terms - profile.terms:
+    if all(_INITIALS.fullmatch(t) for t in terms - profile.terms):
         return RESTATEMENT_FACTOR
     return 1.0
 
@@ -208,8 +210,17 @@ def extractive_answer(
     sentences: list[CitedSentence] = []
     quoted: set[tuple[int, int]] = set()
     best_item, best_strip = chosen[0][2], chosen[0][3]
+    if answer_weight(best_strip, profile) < 1.0:
+        # The best sentence only restates the question ("T.S. Eliot" for "To whom did Eliot dedicate ..."): the
+        # answer, if any, is a neighbour nothing offline can tell from the rest. No answer: the evidence is shown.
+        return []
     if excerpt_chars and not strict and profile.answer_type is None and not listing and best_strip["kind"] == "text":
-        return [CitedSentence(answer_excerpt(best_item, best_strip, excerpt_chars).text, (best_item["n"],))]
+        excerpt = answer_excerpt(best_item, best_strip, excerpt_chars)
+        if any(s["score"] > best_strip["score"] for s in excerpt.strips):
+            # A neighbour set aside as no answer (the byline beside an epigraph and a dedication) scores above the
+            # sentence chosen: the quote would pass the support check on the neighbour's closeness, not its own.
+            return []
+        return [CitedSentence(excerpt.text, (best_item["n"],))]
     for _, _, item, strip in chosen:
         by_position = {s["position"]: s for s in item["strips"]}
         if listing and strip["kind"] == "list":

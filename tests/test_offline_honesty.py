@@ -1,0 +1,167 @@
+"""Offline, what is shown is about the question (issue 46), through the real CLI over indexes ``selfcrag ingest`` built.
+
+A rewrite drew words from passages graded Incorrect ("recipe banana bread good gpg.keyedit.delsig.invalid 无效 设成"),
+a NEWS line's ``<tgc@jupiterrise.com>`` put "How many moons does Jupiter have?" on the documents' topic, and a
+dedication two sentences after an epigraph was answered by the epigraph. Each test failed on f5f04be.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runner import selfcrag
+
+from selfcrag.cli.ask import EXIT_STATUS
+from selfcrag.index.tokenize import tokenize
+
+# Prompt lines of GnuPG's Chinese translation: short, and nothing like an English question.
+GNUPG_PROMPTS = """\
+请回答“yes”或“no”
+无效的选择。
+你真的想要删除这个签名吗？(y/N)
+无效的签名已被删除。
+请设成一个合适的值。
+密钥已被吊销。
+"""
+KEYRING_README = """\
+# Keyring tool
+
+The keyring tool signs and verifies files with OpenPGP keys.
+
+## Editing keys
+
+Run `keyring edit KEYID` to open the key editor. The delsig command deletes an invalid signature from a user ID.
+
+## Configuration
+
+The configuration file lives in ~/.keyring/keyring.conf and sets the default key server and the trust model.
+"""
+# A NEWS file whose lines thank a person by e-mail address and name a URL and a path: words of no topic.
+KEYRING_NEWS = """\
+Noteworthy changes in release 2.4.1
+
+ * Reported by Tom Gray <tgc@jupiterrise.com>
+ * Fixed a crash when listing keys with an empty user ID.
+ * Patches for AIX by <tgc@jupiterrise.com>, see https://jupiterrise.com/aix/notes
+ * Manual pages are installed in /usr/share/man/man1/keyring.1 on Unix.
+ * New option --export-filter to drop signatures on export.
+ * Support for smartcards with 4096-bit RSA keys.
+"""
+
+
+def _ingested(folder: Path, files: dict[str, str | bytes]) -> Path:
+    """Write ``files`` into ``folder``, index them with ``selfcrag ingest``, and return the data folder."""
+    for name, content in files.items():
+        if isinstance(content, bytes):
+            (folder / name).write_bytes(content)
+        else:
+            (folder / name).write_text(content, encoding="utf-8")
+    data_dir = folder / "index"
+    run = selfcrag("ingest", folder, "--data-dir", data_dir, cwd=folder)
+    assert run.returncode == 0, run.stderr
+    return data_dir
+
+
+def _ask(data_dir: Path, question: str) -> tuple[dict[str, Any], int]:
+    run = selfcrag("ask", question, "--json", "--data-dir", data_dir, cwd=data_dir.parent)
+    assert run.returncode in EXIT_STATUS.values(), run.stderr
+    return json.loads(run.stdout), run.returncode
+
+
+@pytest.fixture(scope="module")
+def keyring(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of a keyring tool's English README and its Chinese prompt lines."""
+    return _ingested(tmp_path_factory.mktemp("keyring"), {"gnupg-zh.txt": GNUPG_PROMPTS, "README.md": KEYRING_README})
+
+
+def test_a_rewrite_of_an_off_topic_question_takes_no_word_from_passages_graded_incorrect(keyring: Path) -> None:
+    result, status = _ask(keyring, "What's a good recipe for banana bread?")
+    rewrites = [s["query"] for s in result["trace"] if s["step"] == "rewrite_query"]
+    assert rewrites, "every passage is graded incorrect: the question is rewritten"
+    documents = set(tokenize(GNUPG_PROMPTS + KEYRING_README))
+    asked = set(tokenize("What's a good recipe for banana bread?"))
+    imported = {t for query in rewrites for t in tokenize(query)} & documents - asked
+    assert not imported, rewrites
+    assert (result["status"], status) == ("not_found", EXIT_STATUS["not_found"]), result["answer"]
+
+
+def test_a_question_near_only_an_e_mail_address_ends_not_found(tmp_path: Path) -> None:
+    # "jupiterrise.com" is no sentence about Jupiter: with the addresses masked, nothing here is about its moons.
+    data_dir = _ingested(tmp_path, {"NEWS": KEYRING_NEWS})
+    result, status = _ask(data_dir, "How many moons does Jupiter have?")
+    assert (result["status"], status) == ("not_found", EXIT_STATUS["not_found"]), result["answer"]
+    assert result["citations"] == []
+
+
+def _epub(chapter: str) -> bytes:
+    """A one-chapter EPUB: its mimetype, container, package (with a spine) and chapter."""
+    container = (
+        '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+        '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+        "</rootfiles></container>"
+    )
+    package = (
+        '<?xml version="1.0" encoding="utf-8"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" '
+        'unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        '<dc:identifier id="id">waste-land</dc:identifier><dc:title>The Waste Land</dc:title>'
+        "<dc:creator>T.S. Eliot</dc:creator><dc:language>en</dc:language></metadata>"
+        '<manifest><item id="c1" href="chapter1.xhtml" media-type="application/xhtml+xml"/></manifest>'
+        '<spine><itemref idref="c1"/></spine></package>'
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as epub:
+        epub.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        epub.writestr("META-INF/container.xml", container, zipfile.ZIP_DEFLATED)
+        epub.writestr("OEBPS/content.opf", package, zipfile.ZIP_DEFLATED)
+        epub.writestr("OEBPS/chapter1.xhtml", chapter, zipfile.ZIP_DEFLATED)
+    return buffer.getvalue()
+
+
+THE_WASTE_LAND = """\
+<?xml version="1.0" encoding="utf-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>The Waste Land</title></head><body>
+<h1>The Waste Land</h1>
+<p>T.S. Eliot</p>
+<p>"Nam Sibyllam quidem Cumis ego ipse oculis meis vidi in ampulla pendere..."</p>
+<p>For Ezra Pound: il miglior fabbro</p>
+<h2>I. The Burial of the Dead</h2>
+<p>April is the cruellest month, breeding Lilacs out of the dead land, mixing Memory and desire, stirring Dull
+roots with spring rain.</p>
+<p>Winter kept us warm, covering Earth in forgetful snow, feeding A little life with dried tubers.</p>
+<p>Summer surprised us, coming over the Starnbergersee With a shower of rain; we stopped in the colonnade, And went
+on in sunlight, into the Hofgarten, And drank coffee, and talked for an hour.</p>
+</body></html>
+"""
+# Other files of the folder use "dedicated" (a server, a reading room): the question's "dedicate" names nothing rare.
+HOSTING = (
+    "# Hosting\n\nRun the game on a dedicated server.\n\nA dedicated server needs a fixed address and an open port.\n"
+)
+READING_ROOM = "# The reading room\n\nThe reading room was dedicated in 1921 to the memory of the founder.\n"
+
+
+def test_a_dedication_beside_an_epigraph_is_shown_first_not_the_epigraph_answered(tmp_path: Path) -> None:
+    data_dir = _ingested(
+        tmp_path,
+        {"the-waste-land.epub": _epub(THE_WASTE_LAND), "hosting.md": HOSTING, "reading-room.md": READING_ROOM},
+    )
+    # The newcomer's EPUB put its byline nearer the question (past answer_similarity) than this small one does: the
+    # gate is set where that one stood, so that the byline's closeness would let the quote through.
+    run = selfcrag(
+        "ask",
+        "To whom did Eliot dedicate The Waste Land?",
+        "--json",
+        "--data-dir",
+        data_dir,
+        cwd=tmp_path,
+        SELFCRAG_ANSWER_SIMILARITY="0.7",
+    )
+    result = json.loads(run.stdout)
+    # The byline ("T.S. Eliot") restates the question; the epigraph beside it is no answer: nothing offline tells
+    # which neighbour answers, so the evidence is shown, the dedication in what is read first.
+    assert (result["status"], run.returncode) == ("closest_evidence", EXIT_STATUS["closest_evidence"]), result["answer"]
+    assert "For Ezra Pound" in result["citations"][0]["quote"]
