@@ -72,6 +72,9 @@ def test_retrieval_finds_every_answerable_question(run: dict[str, Any]) -> None:
 def test_answer_metrics_have_every_key_of_the_issue(run: dict[str, Any]) -> None:
     row = rows_of(run, "answer")["selfcrag"]
     for key in (
+        "answered_right",
+        "evidence_recall",
+        "evidence@1",
         "answer_acc",
         "abstain_ok",
         "false_abstain",
@@ -88,6 +91,8 @@ def test_answer_metrics_have_every_key_of_the_issue(run: dict[str, Any]) -> None
     ):
         assert key in row
     assert (row["n"], row["answerable"], row["unanswerable"]) == (12, 8, 4)
+    # What is read first holds the evidence no more often than all that is shown.
+    assert 0.0 < row["evidence@1"] <= row["evidence_recall"]
     assert row["answerer"] == "offline"
     assert row["llm_calls_per_q"] == 0 and row["tokens_per_q"] == 0
     assert row["p50_ms"] <= row["p95_ms"]

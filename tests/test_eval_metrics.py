@@ -16,6 +16,7 @@ from selfcrag.eval.metrics import (
     aggregate_answers,
     answer_correct,
     citations_supported,
+    first_shown,
     found_rank,
     shown_text,
     shows_gold,
@@ -200,6 +201,33 @@ def test_what_was_shown_is_the_answer_or_the_evidence_and_holds_the_gold_as_writ
     assert shows_gold("The light was converted in 1931.", LAMP) is False
     unmarked = Question("q7", "where does the cheer come from", "en", True, (("A written answer.",),), (), "long")
     assert shows_gold("A written answer.", unmarked) is None  # a long answer with no gold sentence marked
+
+
+def test_what_is_read_first_is_the_first_excerpt_or_the_answers_first_line() -> None:
+    evidence = ["The light was converted in 1931.", "Its lamp stands 34 meters above sea level."]
+    assert first_shown("closest_evidence", "Not confirmed: …\nA. [1]\nB. [2]", evidence) == evidence[0]
+    assert first_shown("answered", "Its lamp stands 34 meters. [1]\nIt was built in 1872. [2]", []) == (
+        "Its lamp stands 34 meters."
+    )
+    assert first_shown("not_found", "The knowledge base does not contain the answer.", []) == ""
+    # The gold answer shown second is recalled, but not read first.
+    assert shows_gold("\n".join(evidence), LAMP) and not shows_gold(first_shown("closest_evidence", "", evidence), LAMP)
+
+
+def test_evidence_at_1_counts_the_answerable_questions_whose_first_shown_sentence_holds_the_gold() -> None:
+    outcomes = [
+        outcome(True, False, correct=True, status="answered", shows_gold=True, first_shows_gold=True),
+        # The gold answer in the second excerpt: recalled, not first.
+        outcome(True, True, status="closest_evidence", shows_gold=True, first_shows_gold=False),
+        outcome(True, True, status="closest_evidence", shows_gold=False, first_shows_gold=False),
+        outcome(True, True, status="closest_evidence", shows_gold=True, first_shows_gold=True),
+        # Unanswerable, and answerable with no gold to look for: in neither share.
+        outcome(False, True, status="closest_evidence"),
+        outcome(True, True, status="closest_evidence", shows_gold=None, first_shows_gold=None),
+    ]
+    scores = aggregate_answers(outcomes)
+    assert scores["evidence_recall"] == 0.75
+    assert scores["evidence@1"] == 0.5
 
 
 def test_route_mix_costs_and_latency_percentiles() -> None:

@@ -22,6 +22,9 @@ SHOWN = {
         "set",
         "config",
         "n",
+        "answered_right",
+        "evidence_recall",
+        "evidence@1",
         "answer_acc",
         "abstain_ok",
         "false_abstain",
@@ -38,6 +41,9 @@ SHOWN = {
 }
 # Short column headers, so the answer table fits a terminal (the files keep the full keys).
 HEADERS = {
+    "answered_right": "right",
+    "evidence_recall": "ev recall",
+    "evidence@1": "ev@1",
     "answer_acc": "acc",
     "abstain_ok": "abst ok",
     "false_abstain": "false abst",

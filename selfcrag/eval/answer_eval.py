@@ -29,6 +29,7 @@ from selfcrag.eval.metrics import (
     aggregate_answers,
     answer_correct,
     citations_supported,
+    first_shown,
     shown_text,
     shows_gold,
 )
@@ -168,7 +169,8 @@ def outcome_of(question: Question, answer: Answer, latency_ms: float, usage: LLM
         The outcome.
     """
     cited = [(c.source, c.quote) for c in answer.citations]
-    shown = shown_text(answer.status, answer.answer, [c.quote for c in answer.citations])
+    quotes = [c.quote for c in answer.citations]
+    shown = shown_text(answer.status, answer.answer, quotes)
     grades = [step["decision"] for step in answer.trace if step["step"] == "grade_documents"]
     answered = question.answerable and not answer.abstained
     return AnswerOutcome(
@@ -185,6 +187,7 @@ def outcome_of(question: Question, answer: Answer, latency_ms: float, usage: LLM
         status=answer.status,
         shown_chars=len(shown),
         shows_gold=shows_gold(shown, question),
+        first_shows_gold=shows_gold(first_shown(answer.status, answer.answer, quotes), question),
     )
 
 
@@ -210,6 +213,7 @@ def question_record(question: Question, answer: Answer, outcome: AnswerOutcome) 
         "abstained": answer.abstained,
         "status": answer.status,
         "shows_gold": outcome.shows_gold,
+        "first_shows_gold": outcome.first_shows_gold,
         "correct": outcome.correct,
         "cited_ok": outcome.cited_ok,
         "ms": round(outcome.latency_ms, 1),

@@ -226,6 +226,25 @@ def shown_text(status: str, answer: str, quotes: Sequence[str]) -> str:
     return without_markers(answer).strip()
 
 
+def first_shown(status: str, answer: str, quotes: Sequence[str]) -> str:
+    """The first thing a reader was shown: what ``evidence@1`` judges with :func:`shows_gold`.
+
+    Args:
+        status: How the question ended.
+        answer: The answer text.
+        quotes: The quoted text of each citation (for the closest evidence, the excerpts shown).
+
+    Returns:
+        The first excerpt of the closest evidence, or the answer's first line without its markers; nothing when
+        nothing was found.
+    """
+    if status == "closest_evidence":
+        return quotes[0] if quotes else ""
+    # Its first line before its markers go: a marker and the line break after it go together.
+    first = next((line for line in answer.splitlines() if line.strip()), "")
+    return shown_text(status, first, [])
+
+
 def citations_supported(cited: Sequence[tuple[str, str]], question: Question) -> bool:
     """Tell whether an answer's citations point at a passage that supports the question.
 
@@ -260,6 +279,7 @@ class AnswerOutcome:
             ``[n]`` markers or the fixed header; 0 when nothing was found.
         shows_gold: Whether that text contains the gold answer (:func:`shows_gold`; answerable questions);
             None when the question has no gold answer to look for.
+        first_shows_gold: Whether the first thing shown (:func:`first_shown`) contains it, likewise.
     """
 
     answerable: bool
@@ -275,6 +295,7 @@ class AnswerOutcome:
     status: str = "answered"
     shown_chars: int = 0
     shows_gold: bool | None = False
+    first_shows_gold: bool | None = False
 
 
 def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | int | None]:
@@ -285,7 +306,10 @@ def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | in
     that got an answer counts as wrong); ``answered``, the share of questions
     answered; ``evidence_recall``, of the answerable questions with a gold
     answer to look for (:func:`has_gold`), the share where what was shown (an
-    answer or the closest evidence) contains it; ``shown_chars``, the median
+    answer or the closest evidence) contains it; ``evidence@1``, of the same
+    questions, the share where the first thing shown (the answer's first line,
+    or the first excerpt of the closest evidence) contains it, what a person
+    reads first; ``shown_chars``, the median
     characters of document text shown (the quoted answer or evidence, without
     markers or the fixed header);
     ``misled``, of the
@@ -324,6 +348,7 @@ def aggregate_answers(outcomes: Sequence[AnswerOutcome]) -> dict[str, float | in
         "answered_right": share(sum(o.correct for o in given), len(given)) if given else None,
         "answered": share(len(given), n),
         "evidence_recall": share(sum(bool(o.shows_gold) for o in checkable), len(checkable)),
+        "evidence@1": share(sum(bool(o.first_shows_gold) for o in checkable), len(checkable)),
         "shown_chars": round(statistics.median(o.shown_chars for o in outcomes)) if outcomes else 0,
         "misled": share(sum(o.status in ANSWERED for o in unanswerable), len(unanswerable)),
         "answer_acc": share(sum(o.correct for o in answerable), len(answerable)),

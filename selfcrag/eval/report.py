@@ -23,6 +23,7 @@ ANSWER_COLUMNS = (
     "answered_right",
     "answered",
     "evidence_recall",
+    "evidence@1",
     "shown_chars",
     "misled",
     "answer_acc",
