@@ -361,6 +361,21 @@ def test_overlong_sentence_cut_at_last_comma() -> None:
     assert texts(text, max_chars=70) == ["甲" * 30 + "，" + "乙" * 30 + "，", "丙" * 30 + "。"]
 
 
+@pytest.mark.parametrize("number", ["$4,287.50", "1,000,000", "99,999", "10:30"])
+@pytest.mark.parametrize("max_chars", range(30, 46))
+def test_overlong_sentence_is_never_cut_inside_a_number(number: str, max_chars: int) -> None:
+    # The window's end sweeps across the number, including just past its comma.
+    text = f"Gross receipts for the year {number} were booked, and the rest came later in the year."
+    pieces = texts(text, max_chars=max_chars)
+    assert any(number in p for p in pieces), pieces
+    check_invariants(text, split_sentences(text, max_chars), max_chars)
+
+
+def test_overlong_sentence_cut_at_a_comma_after_a_number() -> None:
+    text = "Receipts rose sharply in 1999, and the rest of the decade went on in the same way."
+    assert texts(text, max_chars=60)[0] == "Receipts rose sharply in 1999,"
+
+
 def test_overlong_english_sentence_cut_at_whitespace() -> None:
     text = " ".join(["word"] * 30) + "."
     pieces = texts(text, max_chars=50)

@@ -155,10 +155,14 @@ _ABBREVIATIONS_CAPITALISED = frozenset(
 _CONTINUERS = frozenset(",;:，、；：")
 
 # Over-long cutting: greedy ".*X" finds the *last* X inside the window in a
-# single backwards scan, keeping each cut linear in max_chars.
-_LAST_COMMA = re.compile(r"[\s\S]*[，,、：:]")
+# single backwards scan, keeping each cut linear in max_chars. The comma and
+# pipe patterns are matched one character past the window so that a comma's
+# next character is visible; their trailing "(?=[\s\S])" keeps the break
+# itself inside the window. A comma or colon between digits ("$4,287.50",
+# "1,000,000", "10:30") is part of a number, never a cut point.
+_LAST_COMMA = re.compile(r"[\s\S]*(?:[，、：]|(?<!\d)[,:]|[,:](?!\d))(?=[\s\S])")
 _LAST_SPACE = re.compile(r"[\s\S]*\s")
-_LAST_PIPE = re.compile(r"[\s\S]*\|")
+_LAST_PIPE = re.compile(r"[\s\S]*\|(?=[\s\S])")
 
 
 def split_sentences(text: str, max_chars: int = 400) -> list[SentenceSpan]:
@@ -629,7 +633,7 @@ class _Splitter:
             patterns = (_LAST_PIPE, _LAST_COMMA) if pipe else (_LAST_COMMA,)
             best = -1
             for pat in patterns:
-                m = pat.match(text, s, end)
+                m = pat.match(text, s, end + 1)
                 if m and m.end() > best:
                     best = m.end()
                 if best - s >= floor:
