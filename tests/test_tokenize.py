@@ -110,3 +110,22 @@ def test_threads_tokenising_at_once_get_the_stems_one_thread_gets() -> None:
         sys.setswitchinterval(switch)
     wrong = {n: result for n, result in results.items() if result != expected[n]}
     assert not wrong, {n: str(result)[:200] for n, result in wrong.items()}
+
+
+def test_a_pdfs_ligatures_give_the_terms_of_the_plain_spelling():
+    # LaTeX PDFs hold "ﬀ" (U+FB00) and "ﬁ" (U+FB01): "Grundbegriﬀe" matched no query for "Grundbegriffe".
+    assert tokenize("Grundbegri\ufb00e der o\ufb00enen \ufb01le") == tokenize("Grundbegriffe der offenen file")
+
+
+def test_fullwidth_letters_and_digits_give_the_terms_of_plain_ones():
+    assert tokenize("\uff21\uff22\uff23\uff11\uff12\uff13 model") == tokenize("ABC123 model") == ["abc123", "model"]
+
+
+def test_folding_compatibility_forms_leaves_chinese_words_as_they_were():
+    # NFKC leaves unified ideographs alone; fullwidth punctuation between them is no term either way.
+    assert tokenize("中华人民共和国的退款，多久能退回？") == [
+        *("中华", "华人", "人民", "共和", "共和国", "中华人民共和国"),
+        *("退款", "多久", "退回"),
+    ]
+    # A Kangxi radical standing for an ideograph (U+2F45 for 方) is that ideograph's word.
+    assert tokenize("东\u2f45航空") == tokenize("东方航空")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -24,8 +25,10 @@ from selfcrag.user_cache import own_folder, read_table, user_cache_folder, write
 # jieba prints its dictionary loading to stderr through logging; keep it quiet.
 jieba.setLogLevel(logging.WARNING)
 
-# Bump when tokenize() or what it is given changes: saved indexes re-tokenise
-# (3: an English possessive is its word, "kettle's" -> "kettl").
+# Bump when tokenize() or what it is given changes: saved indexes are rebuilt, every sentence embedded again
+# (3: an English possessive is its word, "kettle's" -> "kettl"). Compatibility forms folded by NFKC
+# ("Grundbegriﬀe" -> "grundbegriff") did not bump it: that would embed every index again for the few sentences
+# holding a ligature or a fullwidth letter; a document indexed since (new, or changed) has the folded terms.
 TOKENIZER_VERSION = 3
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -205,10 +208,14 @@ def tokenize(text: str) -> list[str]:
 
     Returns:
         Lower-cased terms in order, stop words dropped; English words stemmed
-        (Snowball), Chinese runs segmented by jieba in search mode.
+        (Snowball), Chinese runs segmented by jieba in search mode. Compatibility
+        forms are folded first (NFKC), so a PDF's ligatures ("ﬀ") and fullwidth
+        letters and digits give the terms their plain spelling gives.
     """
     terms: list[str] = []
-    for match in _TOKEN_RE.finditer(text.lower()):
+    # Terms only: NFKC may change the text's length, and no offset is taken from it here.
+    folded = text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+    for match in _TOKEN_RE.finditer(folded.lower()):
         cjk_run, word = match.groups()
         if cjk_run:
             if not jieba.dt.initialized:
