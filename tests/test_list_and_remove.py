@@ -91,11 +91,21 @@ def test_list_shows_each_file_its_format_sentences_pages_and_when_and_the_skippe
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "5 document(s), 6 file(s) (1 identical, indexed once) in data"
-    pump = next(line for line in lines if line.startswith("  kb/pump.pdf | "))
+    pump = next(line for line in lines if line.startswith("  pump.pdf | "))
     assert pump.split(" | ")[1:5] == ["pdf", "English", "4 sentences", "3 pages"], pump
-    lamps = next(line for line in lines if line.startswith("  kb/lamps.txt | "))
+    lamps = next(line for line in lines if line.startswith("  lamps.txt | "))
     assert lamps.split(" | ")[1:4] == ["txt", "English", "1 sentence"], lamps
     assert lines[-2:] == ["skipped when ingested (1):", f"  kb/{LEGACY}: {LEGACY_REASON}"]
+
+
+def test_list_names_each_file_as_its_citations_do_wherever_it_runs(ingested: Path) -> None:
+    # Run from "/", each file was named from there ("tmp/.../kb/lamps.txt") while citations said "lamps.txt".
+    run = selfcrag("list", "--data-dir", ingested / "data", cwd=Path("/"))
+    assert run.returncode == 0, run.stderr
+    rows = [line.strip().split(" | ") for line in run.stdout.splitlines()[1:] if " | " in line]
+    assert sorted(row[0] for row in rows) == sorted([*FILES, "pump.pdf"])
+    assert next(row for row in rows if row[0] == "spare/kettles.md")[-1] == "same text as kettles.md"
+    assert "lamps.txt" in [path for path, _ in found(ingested / "data", "Which bulb does the brass lamp take?")]
 
 
 def test_list_json_names_both_paths_of_identical_files_and_one_document_for_them(ingested: Path) -> None:
@@ -130,7 +140,7 @@ def test_list_shows_a_file_name_that_holds_escape_sequences_as_visible_symbols(t
     run = selfcrag("list", "--data-dir", "data", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "\x1b" not in run.stdout and "\x07" not in run.stdout
-    assert "  kb/gate\u241b]0;pwned\u2407.txt | txt | English | 1 sentence | " in run.stdout
+    assert "  gate\u241b]0;pwned\u2407.txt | txt | English | 1 sentence | " in run.stdout
     assert "  kb/old\u241b[8m.doc: Word 97-2003 document" in run.stdout
 
 

@@ -46,17 +46,21 @@ def list_documents(
 
 
 def _print_files(files: list[ListedFile]) -> None:
-    """The files: a table on a terminal, a line each with ``|`` between the columns elsewhere."""
+    """The files: a table on a terminal, a line each with ``|`` between the columns elsewhere.
+
+    Each file is named as its citations name it (relative to the folder ingested), wherever ``list`` runs.
+    """
+    cited = {file.source: file.path for file in files}
     rows = [
         [
-            _shown(file.source),
+            file.path,
             file.format or "-",
             _languages(file.language),
             _count(file.sentences, "sentence"),
             _count(file.pages, "page") if file.pages else "",
             _size(file.size),
             _when(file.indexed_at),
-            f"same text as {_shown(file.copy_of)}" if file.copy_of else "",
+            f"same text as {cited.get(file.copy_of, file.copy_of)}" if file.copy_of else "",
         ]
         for file in files
     ]
@@ -98,7 +102,10 @@ def _as_json(contents: Catalogue, data_dir: str) -> dict[str, object]:
 
 
 def _shown(source: str) -> str:
-    """A file's path as people type it here: relative to the current folder when inside it, else absolute."""
+    """A skipped file's path as people type it here: relative to the current folder when inside it, else absolute.
+
+    Indexed files are named by their ``path`` instead: the index keeps no such form of a skipped file.
+    """
     relative = os.path.relpath(source)
     return source if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 

@@ -350,6 +350,10 @@ def ingest(
     if not files and not prune:  # a typo or a folder of other files: say so, and leave the index alone
         raise UserError(nothing_to_ingest(paths, skipped))
     summary.skipped.extend(skipped)
+    shown = shown_paths(paths, files)
+    # Of identical files the first read is the document and the others its copies: reading the shallower ones
+    # first (a stable sort, so the walk's order breaks ties) makes `guide.md` the document, `old/guide.md` a copy.
+    files = sorted(files, key=lambda file: shown[file].count("/"))
     sizes = [_size_of(path) for path in files]
     bar = IngestProgress(progress, sizes)
     if embedder is None:
@@ -364,7 +368,6 @@ def ingest(
         if writer.report.rebuilt:
             summary.notes.append(writer.report.rebuilt)
         plan = PropositionPlan(propositions.max_calls) if propositions is not None else None
-        shown = shown_paths(paths, files)
         # Texts the index holds now: a file with one of them is not split ahead (it is most likely unchanged).
         indexed = {entry.doc_id: entry.content_hash for entry in writer.documents()}
         read = read_files(
