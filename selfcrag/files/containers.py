@@ -22,6 +22,13 @@ set once:
 * :func:`library_errors` turns whatever a parsing library raises on a broken
   file into a one-line reason.
 
+What a document is read into is bounded as it grows, by one :class:`ReadingBudget` per
+document: every reader charges the text it writes and the pieces it parses or writes, and
+checks that text a count in the file multiplies (a cell repeated across columns, a shared
+string shown in many cells) fits what is left before it builds it. A 10 KB file is refused
+while its text is small, never after gigabytes of it are built. :func:`open_zip` and
+:func:`parse_xml` charge the elements of the XML parts a library parses whole.
+
 A file that must be skipped raises :class:`UnreadableDocument`, whose
 ``reason`` is one line a user understands; ``read_document`` reports it as a
 skipped file. Nothing here prints, logs, runs or fetches anything.
@@ -48,9 +55,12 @@ __all__ = [
     "MAX_MEMBERS",
     "MAX_MEMBER_BYTES",
     "MAX_TEXT_CHARS",
+    "MAX_TEXT_PIECES",
     "MAX_UNPACKED_BYTES",
     "RATIO_FLOOR",
+    "ReadingBudget",
     "UnreadableDocument",
+    "count_tags",
     "format_size",
     "gunzip",
     "library_errors",
@@ -79,6 +89,15 @@ what a zip bomb reaches.
 MAX_TEXT_CHARS = 50_000_000
 """Documents whose text runs past this many characters are skipped (a small PDF can hold far more text than bytes)."""
 
+MAX_TEXT_PIECES = 1_000_000
+"""Documents parsed into, or written as, more than this many pieces are skipped.
+
+Pieces are what a reader holds one object for: each element of an XML part or HTML page parsed
+whole (a library builds a node for each, 150 to 400 bytes), each paragraph, row or page written,
+each part of an e-mail, each encoded word of its headers. A 1,000-page Word document holds about
+500,000 elements; a million of them take python-docx some 400 MB and 40 s.
+"""
+
 RATIO_FLOOR = 1024 * 1024
 """Members that unpack to less than this are not held to :data:`MAX_COMPRESSION_RATIO` (small parts compress oddly)."""
 
@@ -89,6 +108,67 @@ _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _BOMB = "compressed content too large (a zip bomb?)"
 _ENTITIES = "XML declares entities (a billion laughs or external entity attack?)"
+
+
+class ReadingBudget:
+    """What reading one document may make, charged as it is made: characters of text and pieces.
+
+    A reader charges each paragraph, row or page it writes (a
+    :class:`~selfcrag.files.outline.MarkdownOutline` does it for it), and the pieces it parses
+    whole before it parses them. A count the file declares (a cell repeated across a thousand
+    columns, one shared string shown in three thousand cells, a substitution used a million
+    times) is never trusted to be small: before text it multiplies is built, :meth:`expect`
+    checks that it fits what is left. So a reader stops, with its reason, while what it has
+    built is within the bounds, however small the file and however large its counts.
+
+    Attributes:
+        max_chars: Characters of text the document may be read into.
+        max_pieces: Pieces it may be parsed into or written as.
+        chars: Characters charged so far.
+        pieces: Pieces charged so far.
+    """
+
+    def __init__(self, max_chars: int = MAX_TEXT_CHARS, max_pieces: int = MAX_TEXT_PIECES) -> None:
+        self.max_chars = max_chars
+        self.max_pieces = max_pieces
+        self.chars = 0
+        self.pieces = 0
+
+    def charge(self, chars: int = 0, pieces: int = 0) -> None:
+        """Count text written, or pieces parsed or written.
+
+        Args:
+            chars: Characters of text.
+            pieces: Pieces (see :data:`MAX_TEXT_PIECES`).
+
+        Raises:
+            UnreadableDocument: The document is now past either bound.
+        """
+        self.chars += chars
+        self.pieces += pieces
+        if self.chars > self.max_chars:
+            raise UnreadableDocument(f"more than {self.max_chars:,} characters of text")
+        if self.pieces > self.max_pieces:
+            raise UnreadableDocument(
+                f"more than {self.max_pieces:,} pieces (XML elements, paragraphs, rows, cells or parts)"
+            )
+
+    def expect(self, chars: int, *, counting: str | None = None) -> None:
+        """Check, before it is built, that text a count in the file multiplies fits what is left.
+
+        Nothing is charged: the text is charged when it is written.
+
+        Args:
+            chars: Characters the text will hold, each repeat counted.
+            counting: What multiplied it, for the reason (``"its repeated cells"``); None for text that is
+                kept to be written later (a PDF's pages, read before they are written).
+
+        Raises:
+            UnreadableDocument: It would take the document past :attr:`max_chars`.
+        """
+        if self.chars + chars > self.max_chars:
+            once = f" once {counting} are counted" if counting else ""
+            raise UnreadableDocument(f"more than {self.max_chars:,} characters of text{once}")
 
 
 class UnreadableDocument(Exception):
@@ -103,7 +183,7 @@ class UnreadableDocument(Exception):
         self.reason = reason
 
 
-def open_zip(data: bytes, kind: str, *, check_xml: bool = True) -> zipfile.ZipFile:
+def open_zip(data: bytes, kind: str, *, check_xml: bool = True, budget: ReadingBudget | None = None) -> zipfile.ZipFile:
     """Open a ZIP container from its bytes, once what it would unpack to is known to be within bounds.
 
     Args:
@@ -112,6 +192,8 @@ def open_zip(data: bytes, kind: str, *, check_xml: bool = True) -> zipfile.ZipFi
         check_xml: Parse the prolog of every member that looks like XML and refuse one that declares
             entities (the only way to a billion laughs or an external entity); a ``<!DOCTYPE html>``
             without declarations is allowed.
+        budget: Charge it the elements of every XML member, counted in their bytes: for a library
+            that parses every part whole (python-docx, python-pptx). None: count none.
 
     Returns:
         The open archive (over an in-memory copy of ``data``); members read through it never
@@ -121,7 +203,8 @@ def open_zip(data: bytes, kind: str, *, check_xml: bool = True) -> zipfile.ZipFi
         UnreadableDocument: The file is password-protected, a legacy binary Office file, not a ZIP
             archive or corrupt, has encrypted members, more than :data:`MAX_MEMBERS` members, or
             would unpack past :data:`MAX_UNPACKED_BYTES`, :data:`MAX_MEMBER_BYTES` or
-            :data:`MAX_COMPRESSION_RATIO`; or an XML member declares entities.
+            :data:`MAX_COMPRESSION_RATIO`; an XML member declares entities; or the members hold more
+            elements than ``budget`` has pieces left.
     """
     if data.startswith(_OLE2_MAGIC):
         if _ENCRYPTED_PACKAGE in data:
@@ -147,6 +230,9 @@ def open_zip(data: bytes, kind: str, *, check_xml: bool = True) -> zipfile.ZipFi
     if check_xml:
         for member in members:
             _refuse_entity_declarations(archive, member, kind)
+    if budget is not None:
+        for member in members:
+            budget.charge(pieces=_member_tags(archive, member, kind))
     return archive
 
 
@@ -176,19 +262,23 @@ def read_member(archive: zipfile.ZipFile, name: str, kind: str) -> bytes:
     return data
 
 
-def parse_xml(data: bytes, kind: str) -> Element:
+def parse_xml(data: bytes, kind: str, budget: ReadingBudget | None = None) -> Element:
     """Parse an XML part with defusedxml: entities are refused, never expanded, and nothing is fetched.
 
     Args:
         data: The part's bytes (any encoding its declaration names).
         kind: What the file is, for the reasons.
+        budget: Charge it the part's elements, counted before it is parsed (None: a part charged already).
 
     Returns:
         The root element (:mod:`xml.etree.ElementTree`).
 
     Raises:
-        UnreadableDocument: The part declares entities or references something external, or is not well-formed.
+        UnreadableDocument: The part declares entities or references something external, is not well-formed,
+            or holds more elements than ``budget`` has pieces left.
     """
+    if budget is not None:
+        budget.charge(pieces=count_tags(data))
     try:
         return SafeElementTree.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
     except DefusedXmlException:
@@ -222,6 +312,22 @@ def gunzip(data: bytes, kind: str = "compressed file", limit: int = MAX_UNPACKED
     return unpacked
 
 
+def count_tags(markup: bytes | str) -> int:
+    """Count the elements of XML or HTML from its text, before a parser builds them: its start and empty tags.
+
+    Every ``<`` but those of end tags (a ``<`` in a comment or a CDATA section counts too: more, never fewer).
+
+    Args:
+        markup: The part's or page's text.
+
+    Returns:
+        The count.
+    """
+    if isinstance(markup, str):
+        return markup.count("<") - markup.count("</")
+    return markup.count(b"<") - markup.count(b"</")
+
+
 def format_size(size: float) -> str:
     """Say a byte count as people read it: a skipped file's bound, an ingest's progress, ``selfcrag list``'s sizes.
 
@@ -246,7 +352,8 @@ def library_errors(kind: str) -> Iterator[None]:
 
     python-docx, python-pptx and openpyxl document no exceptions of their own for a broken
     file: a missing part is a KeyError, a bad value a ValueError, damaged XML an lxml error.
-    An :class:`UnreadableDocument` raised inside passes through unchanged.
+    An :class:`UnreadableDocument` raised inside passes through unchanged, as does a
+    :class:`MemoryError` (the reading worker says how much memory the file needed).
 
     Args:
         kind: What the file is, for the reason.
@@ -256,7 +363,7 @@ def library_errors(kind: str) -> Iterator[None]:
     """
     try:
         yield
-    except UnreadableDocument:
+    except (UnreadableDocument, MemoryError):  # memory that ran out is no damage of the file's
         raise
     except DefusedXmlException:
         raise UnreadableDocument(_ENTITIES) from None
@@ -288,6 +395,31 @@ def _refuse_entity_declarations(archive: zipfile.ZipFile, member: zipfile.ZipInf
         return  # not XML after all, or damaged: the reader that parses it says so
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError):
         raise UnreadableDocument(f"corrupt or unreadable {kind} ({member.filename} is damaged)") from None
+
+
+def _member_tags(archive: zipfile.ZipFile, member: zipfile.ZipInfo, kind: str) -> int:
+    """Count the elements of an archive's member that looks like XML (see :func:`count_tags`), reading it in chunks.
+
+    Raises:
+        UnreadableDocument: The member cannot be read.
+    """
+    if member.is_dir() or member.file_size == 0:
+        return 0
+    tags = 0
+    try:
+        with archive.open(member) as stream:
+            chunk = stream.read(_CHUNK)
+            if not _looks_like_xml(chunk[:64]):
+                return 0
+            while chunk:
+                tags += count_tags(chunk)
+                following = stream.read(_CHUNK)
+                if chunk.endswith(b"<") and following.startswith(b"/"):
+                    tags -= 1  # an end tag split between two chunks
+                chunk = following
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError):
+        raise UnreadableDocument(f"corrupt or unreadable {kind} ({member.filename} is damaged)") from None
+    return tags
 
 
 def _looks_like_xml(head: bytes) -> bool:

@@ -7,7 +7,12 @@ paragraph is a list item. A table is written one row a line, each value after
 its column header (see :mod:`selfcrag.files.tables`), and each row is marked
 with a ``table row`` place, ``table 2, row 4``: the tables counted in the
 document's order, the rows in the table's, its header row being row 1. The text
-after a table stands at no place again, and is cited by its section.
+after a table stands at no place again, and is cited by its section. A table's
+cells are read from its XML here, not through python-docx's grid, which makes an
+entry for every column a cell spans or a row skips: a ``w:gridSpan`` or
+``w:gridBefore`` of a hundred million would make as many. A row is read across
+:data:`~selfcrag.files.tables.MAX_COLUMNS` columns at most, and a cell merged down
+rows is written in each (its text charged to the document's budget each time).
 
 Footnotes and endnotes are read (python-docx does not read them: their parts
 are parsed here with defusedxml): each note is written as a paragraph,
@@ -34,10 +39,10 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from selfcrag.files.containers import library_errors, open_zip, parse_xml
+from selfcrag.files.containers import ReadingBudget, library_errors, open_zip, parse_xml
 from selfcrag.files.outline import style_heading_level
 from selfcrag.files.places import TABLE_ROW, PlacedOutline
-from selfcrag.files.tables import is_header_row, row_line
+from selfcrag.files.tables import MAX_COLUMNS, cell_text, is_header_row, row_line
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
@@ -45,7 +50,7 @@ if TYPE_CHECKING:
     from docx.document import Document
     from docx.oxml.xmlchemy import BaseOxmlElement
     from docx.styles.style import ParagraphStyle
-    from docx.table import Table, _Cell, _Row
+    from docx.table import Table, _Cell
     from docx.text.paragraph import Paragraph
 
     from selfcrag.files.places import Place
@@ -66,11 +71,13 @@ _NOTE_MARKS = {"footnoteReference": "Footnote", "endnoteReference": "Endnote"}
 _SPACE_RUNS = {f"{_W}tab", f"{_W}br", f"{_W}cr"}
 
 
-def read_docx(data: bytes) -> tuple[str, tuple[Place, ...]]:
+def read_docx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
     """Read a Word document's body and its notes as Markdown.
 
     Args:
         data: The .docx (or .docm) file's bytes.
+        budget: What reading it may make: charged the elements of its XML parts before python-docx parses
+            them, and the text as it is written.
 
     Returns:
         The Markdown: ``#`` headings from the heading styles, a line per paragraph, ``- `` list items, a line
@@ -79,13 +86,13 @@ def read_docx(data: bytes) -> tuple[str, tuple[Place, ...]]:
 
     Raises:
         UnreadableDocument: The file is password-protected, corrupt, a zip bomb, declares XML entities,
-            or is not a Word document.
+            is not a Word document, or is past its budget.
     """
-    with open_zip(data, _KIND):
-        pass  # bounds and entity declarations checked: python-docx reads the same bytes within them
+    with open_zip(data, _KIND, budget=budget):
+        pass  # bounds, entity declarations and elements checked: python-docx reads the same bytes within them
     with library_errors(_KIND):
         document = _open_document(data)
-        writer = _DocumentWriter(document, _notes(document))
+        writer = _DocumentWriter(document, _notes(document), budget)
         writer.write()
         return writer.outline.text(), writer.outline.places()
 
@@ -139,10 +146,11 @@ def _note_paragraph(paragraph: Element) -> str:
 class _DocumentWriter:
     """Writes one document's body, remembering what each paragraph style means and which notes are written."""
 
-    def __init__(self, document: Document, notes: dict[tuple[str, str], str]) -> None:
+    def __init__(self, document: Document, notes: dict[tuple[str, str], str], budget: ReadingBudget) -> None:
         self.document = document
         self.notes = notes
-        self.outline = PlacedOutline()
+        self.budget = budget
+        self.outline = PlacedOutline(budget)
         self.styles: dict[str | None, tuple[int, bool]] = {}  # style id -> (heading level, 0 none / -1 title; list)
         self.tables = 0
         self.numbers = {"Footnote": 0, "Endnote": 0}  # the notes written so far, each kind numbered from 1
@@ -175,7 +183,7 @@ class _DocumentWriter:
 
     def _table(self, table: Table) -> None:
         self.tables += 1
-        rows = [(number, row) for number, row in enumerate(map(_row_cells, table.rows), start=1) if any(row)]
+        rows = [(number, row) for number, row in enumerate(_rows(table, self.budget), start=1) if any(row)]
         if not rows:
             return
         headers: list[str] = []
@@ -183,7 +191,7 @@ class _DocumentWriter:
             headers, rows = rows[0][1], rows[1:]
         for number, row in rows:
             self.outline.place(TABLE_ROW, number, f"table {self.tables}")
-            self.outline.paragraph(row_line(row, headers))
+            self.outline.paragraph(row_line(row, headers, self.budget))
         self.outline.unplace()  # the text after the table stands on none of its rows
 
     def _notes_of(self, element: BaseOxmlElement) -> None:
@@ -233,28 +241,49 @@ def _meaning(style: ParagraphStyle | None) -> tuple[int, bool]:
     return 0, listed
 
 
-def _row_cells(row: _Row, depth: int = 0) -> list[str]:
-    """A row's cells as text, one for each column of the table's grid, so that each stands under its header.
+def _rows(table: Table, budget: ReadingBudget, depth: int = 0) -> list[list[str]]:
+    """A table's rows, each its cells as text, one for each column of the table's grid (to :data:`MAX_COLUMNS`).
 
-    A cell merged across columns stands under its first (python-docx repeats it for each column it spans);
-    a cell merged down rows is repeated in each, as the rows below share it.
+    A cell spanning columns stands under its first, the others empty; the columns a row skips before its first
+    cell (``w:gridBefore``) are empty. A cell merged down rows (``w:vMerge``) is repeated in each, as the rows
+    below share it. The counts are the file's, so they are cut at :data:`MAX_COLUMNS`, never trusted.
     """
-    cells = [""] * (row.grid_cols_before or 0)
-    previous = None
-    for cell in row.cells:
-        cells.append("" if cell._tc is previous else _cell_text(cell, depth))
-        previous = cell._tc
-    return cells
+    from docx.table import _Cell
+
+    rows: list[list[str]] = []
+    above: dict[int, str] = {}  # the text of the cell a vertical merge started in, by its column
+    for tr in table._tbl.tr_lst:
+        cells = [""] * min(tr.grid_before, MAX_COLUMNS)
+        for tc in tr.tc_lst:
+            if len(cells) >= MAX_COLUMNS:
+                break
+            column = len(cells)
+            if tc.vMerge == "continue":
+                text = above.get(column, "")
+            else:
+                text = _cell_text(_Cell(tc, table), budget, depth)
+                if tc.vMerge == "restart":
+                    above[column] = text
+                else:
+                    above.pop(column, None)
+            cells.append(text)
+            cells.extend([""] * min(tc.grid_span - 1, MAX_COLUMNS - len(cells)))
+        rows.append(cells)
+    return rows
 
 
-def _cell_text(cell: _Cell, depth: int = 0) -> str:
+def _cell_text(cell: _Cell, budget: ReadingBudget, depth: int = 0) -> str:
     """A cell's paragraphs and the tables nested in it, on one line."""
     from docx.table import Table
 
     parts: list[str] = []
+    length = 0
     for block in cell.iter_inner_content():
         if not isinstance(block, Table):
             parts.append(block.text)
         elif depth < _MAX_NESTING:
-            parts.extend(" ".join(_row_cells(row, depth + 1)) for row in block.rows)
-    return " ".join(" ".join(parts).split())
+            for row in _rows(block, budget, depth + 1):
+                parts.extend(row)  # a merged cell's text stands in each row, until joined
+                length += sum(map(len, row))
+                budget.expect(length, counting="its merged cells")
+    return cell_text(" ".join(parts))

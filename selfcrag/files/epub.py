@@ -9,7 +9,10 @@ declares entities (a billion laughs is never expanded). Each chapter is read by 
 reader (:func:`~selfcrag.files.html_page.html_to_markdown`), its headings placed below
 its section, so a sentence's section path is the book's title, the chapter's title in the
 table of contents, then the chapter's own headings. Nothing in a book is run or fetched:
-scripts are left out by the HTML reader and links are never followed.
+scripts are left out by the HTML reader and links are never followed. A chapter the spine
+lists more than once is read once, where it is first listed (a spine of 30,000 entries
+naming one chapter is one chapter, not 30,000 copies of it), and every entry is charged to
+the book's budget.
 
 EbookLib (0.20) reads EPUBs too, but it inflates every item of the manifest (images and
 fonts too) whole into memory, with no bound on what a member unpacks to, and parses with
@@ -27,7 +30,14 @@ from xml.etree.ElementTree import Element
 
 from selectolax.lexbor import LexborHTMLParser
 
-from selfcrag.files.containers import UnreadableDocument, open_zip, parse_xml, read_member
+from selfcrag.files.containers import (
+    ReadingBudget,
+    UnreadableDocument,
+    count_tags,
+    open_zip,
+    parse_xml,
+    read_member,
+)
 from selfcrag.files.html_page import TooDeeplyNested, html_to_markdown
 
 __all__ = ["read_epub"]
@@ -42,11 +52,13 @@ _XML_ENCODING = re.compile(rb"""<\?xml[^>]*encoding=["']([A-Za-z0-9._-]{1,40})["
 _SPACES = re.compile(r"\s+")
 
 
-def read_epub(data: bytes) -> str:
+def read_epub(data: bytes, budget: ReadingBudget) -> str:
     """Read an EPUB book's chapters, in reading order, as Markdown under their table-of-contents titles.
 
     Args:
         data: The ``.epub`` file's bytes.
+        budget: What reading it may make: charged the elements of its package documents before they are
+            parsed, each entry of its spine, each chapter's elements and its text as it is written.
 
     Returns:
         ``# Book title``, then for each chapter ``## Its title in the table of contents`` and its
@@ -56,50 +68,57 @@ def read_epub(data: bytes) -> str:
 
     Raises:
         UnreadableDocument: The file is no EPUB, is corrupt, DRM-protected, would unpack past the
-            bounds of :func:`~selfcrag.files.containers.open_zip`, or one of its XML parts declares entities.
+            bounds of :func:`~selfcrag.files.containers.open_zip`, one of its XML parts declares entities,
+            or it is past its budget.
     """
     archive = open_zip(data, _KIND)
-    package_path = _package_path(archive)
-    package = parse_xml(read_member(archive, package_path, _KIND), _KIND)
+    package_path = _package_path(archive, budget)
+    package = parse_xml(read_member(archive, package_path, _KIND), _KIND, budget)
     folder = posixpath.dirname(package_path)
     manifest = {
         item.get("id", ""): item
         for item in _children(package, "manifest", "item")
         if item.get("id") and item.get("href") is not None
     }
-    _refuse_drm(archive)
-    titles = _table_of_contents(archive, package, manifest, folder)
+    _refuse_drm(archive, budget)
+    titles = _table_of_contents(archive, package, manifest, folder, budget)
     blocks: list[str] = []
     book_title = _one_line(next((_text(e) for e in package.iter() if _local(e.tag) == "title"), ""))
     if book_title:
         blocks.append(f"# {book_title}")
+        budget.charge(len(blocks[-1]), pieces=1)
+    read: set[str] = set()
     for itemref in _children(package, "spine", "itemref"):
+        budget.charge(pieces=1)
         item = manifest.get(itemref.get("idref", ""))
         if item is None or item.get("media-type", "") not in _CHAPTER_TYPES:
             continue
         if "nav" in item.get("properties", "").split():
             continue  # the table of contents, read as the chapters' titles: no evidence of its own
         path = _member_path(folder, item.get("href", ""))
-        chapter = _chapter_markdown(read_member(archive, path, _KIND), titles.get(path), path)
+        if path in read:
+            continue  # listed again: its text is in the book once
+        read.add(path)
+        chapter = _chapter_markdown(read_member(archive, path, _KIND), titles.get(path), path, budget)
         if chapter.strip():
             blocks.append(chapter)
     return "\n\n".join(blocks)
 
 
-def _package_path(archive: zipfile.ZipFile) -> str:
+def _package_path(archive: zipfile.ZipFile, budget: ReadingBudget) -> str:
     """The package document's path, as ``META-INF/container.xml`` names it."""
-    container = parse_xml(read_member(archive, "META-INF/container.xml", _KIND), _KIND)
+    container = parse_xml(read_member(archive, "META-INF/container.xml", _KIND), _KIND, budget)
     for rootfile in container.iter():
         if _local(rootfile.tag) == "rootfile" and rootfile.get("full-path"):
             return rootfile.get("full-path", "")
     raise UnreadableDocument(f"corrupt or unreadable {_KIND} (no package document named in it)")
 
 
-def _refuse_drm(archive: zipfile.ZipFile) -> None:
+def _refuse_drm(archive: zipfile.ZipFile, budget: ReadingBudget) -> None:
     """Refuse a book whose chapters are encrypted (DRM): their bytes would be read as noise."""
     if "META-INF/encryption.xml" not in archive.namelist():
         return
-    encryption = parse_xml(read_member(archive, "META-INF/encryption.xml", _KIND), _KIND)
+    encryption = parse_xml(read_member(archive, "META-INF/encryption.xml", _KIND), _KIND, budget)
     for data in encryption.iter():
         if _local(data.tag) != "EncryptedData":
             continue
@@ -109,7 +128,7 @@ def _refuse_drm(archive: zipfile.ZipFile) -> None:
 
 
 def _table_of_contents(
-    archive: zipfile.ZipFile, package: Element, manifest: dict[str, Element], folder: str
+    archive: zipfile.ZipFile, package: Element, manifest: dict[str, Element], folder: str, budget: ReadingBudget
 ) -> dict[str, str]:
     """Each chapter's title in the book's table of contents (EPUB 3's navigation document, else EPUB 2's NCX).
 
@@ -119,7 +138,7 @@ def _table_of_contents(
     nav = next((item for item in manifest.values() if "nav" in item.get("properties", "").split()), None)
     if nav is not None:
         path = _member_path(folder, nav.get("href", ""))
-        titles = _nav_titles(read_member(archive, path, _KIND), posixpath.dirname(path))
+        titles = _nav_titles(read_member(archive, path, _KIND), posixpath.dirname(path), budget)
         if titles:
             return titles
     spine = next((e for e in package.iter() if _local(e.tag) == "spine"), None)
@@ -129,11 +148,12 @@ def _table_of_contents(
     if ncx is None:
         return {}
     path = _member_path(folder, ncx.get("href", ""))
-    return _ncx_titles(parse_xml(read_member(archive, path, _KIND), _KIND), posixpath.dirname(path))
+    return _ncx_titles(parse_xml(read_member(archive, path, _KIND), _KIND, budget), posixpath.dirname(path))
 
 
-def _nav_titles(data: bytes, folder: str) -> dict[str, str]:
+def _nav_titles(data: bytes, folder: str, budget: ReadingBudget) -> dict[str, str]:
     """The chapter titles of an EPUB 3 navigation document: the links of its ``toc`` nav, in order."""
+    budget.charge(pieces=count_tags(data))
     tree = LexborHTMLParser(_decode(data))
     toc = tree.css_first('nav[epub\\:type~="toc"]') or tree.css_first("nav")
     titles: dict[str, str] = {}
@@ -160,17 +180,23 @@ def _ncx_titles(ncx: Element, folder: str) -> dict[str, str]:
     return titles
 
 
-def _chapter_markdown(data: bytes, title: str | None, path: str) -> str:
-    """A chapter as Markdown: under ``## title`` when the table of contents names it, else by its own headings."""
+def _chapter_markdown(data: bytes, title: str | None, path: str, budget: ReadingBudget) -> str:
+    """A chapter as Markdown: under ``## title`` when the table of contents names it, else by its own headings.
+
+    Its text is charged to ``budget`` as it is written, its heading and the blank lines around it here.
+    """
     try:
         if title is None:
-            return html_to_markdown(_decode(data), under=_CHAPTER_LEVEL - 1)
-        text = html_to_markdown(_decode(data), under=_CHAPTER_LEVEL)
+            return html_to_markdown(_decode(data), budget, under=_CHAPTER_LEVEL - 1)
+        text = html_to_markdown(_decode(data), budget, under=_CHAPTER_LEVEL)
     except TooDeeplyNested as refused:
         raise UnreadableDocument(f"{refused} ({path})") from None
+    except (UnreadableDocument, MemoryError):
+        raise
     except Exception:  # the HTML parser may raise anything on a chapter it cannot read: the book is skipped
         raise UnreadableDocument(f"corrupt or unreadable {_KIND} ({path} is damaged)") from None
     heading = f"{'#' * _CHAPTER_LEVEL} {title}"
+    budget.charge(len(heading) + 4, pieces=1)
     first, _, rest = text.partition("\n\n")
     if first.lstrip("#").strip() == title and first.startswith("#"):
         text = rest  # the chapter's first heading repeats its title in the table of contents

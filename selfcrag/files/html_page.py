@@ -5,7 +5,9 @@ its tree is walked: ``h1``-``h6`` start sections, and the text of paragraphs,
 list items, table cells and other blocks is kept. Scripts, styles, navigation
 and other things a reader does not read as text are left out, and nothing in a
 page is run or fetched. A page nested deeper than
-:data:`~selfcrag.files.html_depth.MAX_NESTING` is refused before it is parsed.
+:data:`~selfcrag.files.html_depth.MAX_NESTING` is refused before it is parsed, as is
+one with more elements than its budget has pieces left (the parser builds a node for
+each, and a few megabytes of ``<p>`` make millions).
 
 Where a link can open the page (an element's ``id``: a heading's, a section's, a
 definition's, an ``<a name>``), the text from there on is marked as standing at
@@ -20,6 +22,7 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from selfcrag.files.containers import ReadingBudget, count_tags
 from selfcrag.files.html_depth import MAX_NESTING, nesting_depth
 from selfcrag.files.places import ANCHOR, Place, PlacedOutline
 
@@ -75,7 +78,7 @@ class TooDeeplyNested(ValueError):
     """A page nested deeper than :data:`MAX_NESTING`; the message is the reason to show."""
 
 
-def html_to_markdown(source: str, *, under: int = 0) -> str:
+def html_to_markdown(source: str, budget: ReadingBudget, *, under: int = 0) -> str:
     """Parse an HTML page and write it as Markdown-shaped text.
 
     The page's title is its ``<title>`` without the site's name after it ("1. Copyright —
@@ -86,6 +89,8 @@ def html_to_markdown(source: str, *, under: int = 0) -> str:
 
     Args:
         source: The page's markup.
+        budget: What reading the document may make: charged the page's elements before it is parsed, and its
+            text as it is written.
         under: The heading level the page is read under: 0 for a page on its own; a chapter of a
             book passes the level of its section, so its headings are written below it and its
             ``<title>`` (the book's, or the chapter's again) is not read.
@@ -95,15 +100,17 @@ def html_to_markdown(source: str, *, under: int = 0) -> str:
 
     Raises:
         TooDeeplyNested: Its elements nest deeper than :data:`MAX_NESTING` (measured before parsing).
+        UnreadableDocument: It is past its budget.
     """
-    return _written(source, under).text()
+    return _written(source, under, budget).text()
 
 
-def read_html_page(source: str) -> tuple[str, tuple[Place, ...]]:
+def read_html_page(source: str, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
     """Read an HTML file: its text (as :func:`html_to_markdown` writes it) and the anchors the text stands at.
 
     Args:
         source: The page's markup.
+        budget: What reading it may make (see :func:`html_to_markdown`).
 
     Returns:
         The text, and where in it each anchor's text starts (:data:`~selfcrag.files.places.ANCHOR` places, and
@@ -111,22 +118,24 @@ def read_html_page(source: str) -> tuple[str, tuple[Place, ...]]:
 
     Raises:
         TooDeeplyNested: Its elements nest deeper than :data:`MAX_NESTING` (measured before parsing).
+        UnreadableDocument: It is past its budget.
     """
-    outline = _written(source, 0)
+    outline = _written(source, 0, budget)
     return outline.text(), outline.places()
 
 
-def _written(source: str, under: int) -> PlacedOutline:
+def _written(source: str, under: int, budget: ReadingBudget) -> PlacedOutline:
     """Parse a page and write its blocks, and its anchors, into an outline (see :func:`html_to_markdown`)."""
     if nesting_depth(source, MAX_NESTING) > MAX_NESTING:
         raise TooDeeplyNested(f"HTML nested more than {MAX_NESTING:,} elements deep")
+    budget.charge(pieces=count_tags(source))
     tree = LexborHTMLParser(source)
     tree.strip_tags(list(_LEFT_OUT))
     for navigation in tree.css(_NAVIGATION):
         navigation.decompose()
     _anchor_headings(tree)
     _remove_link_marks(tree)
-    outline = PlacedOutline()
+    outline = PlacedOutline(budget)
     if not under:
         title = _page_title(tree)
         main_headings = len(tree.css("h1"))

@@ -32,8 +32,10 @@ from charset_normalizer import from_bytes
 from selfcrag.files.containers import (
     MAX_COMPRESSION_RATIO,
     MAX_TEXT_CHARS,
+    MAX_TEXT_PIECES,
     MAX_UNPACKED_BYTES,
     RATIO_FLOOR,
+    ReadingBudget,
     UnreadableDocument,
     format_size,
     gunzip,
@@ -101,9 +103,10 @@ LINK_OUTSIDE = "a link to outside the folder"
 _FOLDER_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # NONBLOCK: a FIFO swapped in
 _OPENS_PART_BY_PART = all(hasattr(os, flag) for flag in ("O_NOFOLLOW", "O_DIRECTORY")) and os.open in os.supports_dir_fd
-# Formats read by a reader module of their own, "module:function": the function takes the file's bytes and returns its
-# Markdown, or its Markdown and places. Imported when such a file is read (python-docx, python-pptx, openpyxl take
-# 0.1 to 0.4 s to import). Macro-enabled files (.docm, .pptm, .xlsm) are read for their text; no macro is read or run.
+# Formats read by a reader module of their own, "module:function": the function takes the file's bytes and the
+# document's budget (ReadingBudget), and returns its Markdown, or its Markdown and places. Imported when such a file
+# is read (python-docx, python-pptx, openpyxl take 0.1 to 0.4 s to import). Macro-enabled files (.docm, .pptm,
+# .xlsm) are read for their text; no macro is read or run.
 _BINARY_READERS = {
     ".pdf": "selfcrag.files.pdf:read_pdf",
     ".docx": "selfcrag.files.docx:read_docx",
@@ -118,10 +121,12 @@ _BINARY_READERS = {
     ".eml": "selfcrag.files.email_message:read_email",
     ".rtf": "selfcrag.files.rtf:read_rtf",
 }
-# Text formats read by a reader module of their own once decoded: the function takes the text and the file's stem.
+# Text formats read by a reader module of their own once decoded: the function takes the text, the file's stem and
+# the budget.
 _TEXT_READERS = {".csv": "selfcrag.files.sheets:read_csv", ".tsv": "selfcrag.files.sheets:read_tsv"}
-# Structured formats: their parser's text, written as Markdown so headings give sections and titles.
-_MARKUP_TO_MARKDOWN: dict[str, Callable[[str], str | tuple[str, tuple[Place, ...]]]] = {
+# Structured formats: their parser's text, written as Markdown so headings give sections and titles (each function
+# takes the text and the budget).
+_MARKUP_TO_MARKDOWN: dict[str, Callable[[str, ReadingBudget], str | tuple[str, tuple[Place, ...]]]] = {
     ".rst": rst_to_markdown,
     ".html": read_html_page,  # with the anchors its text stands at
     ".htm": read_html_page,
@@ -378,8 +383,15 @@ def read_document(path: Path, *, follow_links: bool = True) -> LoadedFile | Skip
     with one (Markdown saved as text). A legacy ``.doc``, ``.ppt`` or ``.xls`` is
     skipped with what to save it as.
     The work per document is bounded before a parser runs: HTML nesting
-    depth, PDF pages and drawing instructions, characters of text; and a
-    PDF's pages are read for at most :data:`~selfcrag.files.pdf.MAX_READ_SECONDS`.
+    depth, PDF pages and drawing instructions, the elements of what is parsed
+    whole; what it is read into is bounded as it grows, by one
+    :class:`~selfcrag.files.containers.ReadingBudget` of :data:`MAX_TEXT_CHARS`
+    characters and :data:`MAX_TEXT_PIECES` pieces that every reader charges (a
+    count in the file that multiplies text is checked against it before the
+    text is built); and a PDF's pages are read for at most
+    :data:`~selfcrag.files.pdf.MAX_READ_SECONDS`. This reads in the calling
+    process: :func:`selfcrag.files.worker.read_document` reads in a worker
+    process whose memory and time are bounded too.
 
     Args:
         path: The file to read (``str`` is accepted too).
@@ -397,11 +409,13 @@ def read_document(path: Path, *, follow_links: bool = True) -> LoadedFile | Skip
         through a link when links are not followed, HTML nested past
         :data:`~selfcrag.files.html_depth.MAX_NESTING`, or markup without text
         (or that its parser cannot read), or an office file that is
-        password-protected, corrupt, a zip bomb or declares XML entities.
-        Problems caused by the user's files never raise.
+        password-protected, corrupt, a zip bomb or declares XML entities, or a
+        document past its budget. Problems caused by the user's files never
+        raise (memory that runs out does: :class:`MemoryError`).
 
     """
     path = Path(path).expanduser()
+    budget = ReadingBudget(MAX_TEXT_CHARS, MAX_TEXT_PIECES)
     try:
         resolved, data = _read_bytes(path, follow_links)
         suffix = resolved.suffix.lower()
@@ -410,23 +424,25 @@ def read_document(path: Path, *, follow_links: bool = True) -> LoadedFile | Skip
         same_lines = False
         places: tuple[Place, ...] = ()
         if suffix in _BINARY_READERS:
-            (text, places), encoding = _read_with(_BINARY_READERS[suffix], data), suffix[1:]
+            (text, places), encoding = _read_with(_BINARY_READERS[suffix], data, budget=budget), suffix[1:]
         else:
             text, encoding = _decode_text(data)
+            data = b""  # the file's bytes are its text now: a 50 MB file is not held twice while it is read
             decoded_lines = text.count("\n")
             if suffix in _TEXT_READERS:
-                text, places = _read_with(_TEXT_READERS[suffix], text, resolved.stem)
+                text, places = _read_with(_TEXT_READERS[suffix], text, resolved.stem, budget=budget)
             elif suffix in _MARKUP_TO_MARKDOWN:
-                text, places = _markup_text(text, suffix)
+                parse = _MARKUP_TO_MARKDOWN[suffix]
+                text, places = _markup_text(text, suffix, lambda source: parse(source, budget))
             elif suffix in (".md", ".markdown"):
                 text, _ = _markup_text(text, suffix, markdown_text)
                 # An HTML heading or line break adds lines: then no line number would be the file's.
                 same_lines = text.count("\n") == decoded_lines
             elif is_man_page(text):
-                text = man_page_to_markdown(text)
+                text = man_page_to_markdown(text, budget)
             else:  # plain text (.txt, or a name without a known suffix): a "# ..." line in it is no heading
                 text, same_lines = plain_text(text), True
-    except _Skip as skip:
+    except (_Skip, UnreadableDocument) as skip:
         return SkippedFile(_display_path(path), skip.reason)
     return LoadedFile(resolved, text, encoding, places, same_lines=same_lines)
 
@@ -503,7 +519,12 @@ def _read_bytes(path: Path, follow_links: bool = True) -> tuple[Path, bytes]:
 
     try:
         with _open_regular_file(path, follow_links, check) as handle:
-            data = handle.read(limit + 1)
+            # As much as the file holds (a read of the bound would set 50 MB aside for every note), then what it
+            # grew by since, to the bound.
+            size = min(os.fstat(handle.fileno()).st_size, limit)
+            data = handle.read(size + 1)
+            if len(data) > size:
+                data += handle.read(limit + 1 - len(data))
     except OSError as exc:
         raise _Skip(_os_error_reason(exc)) from None
     if len(data) > limit:
@@ -632,43 +653,40 @@ def _decode_text(data: bytes) -> tuple[str, str]:
     return text, encoding
 
 
-def _read_with(reader: str, source: bytes | str, *names: str) -> tuple[str, tuple[Place, ...]]:
+def _read_with(reader: str, source: bytes | str, *names: str, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
     """Read a file with a reader module's function, named ``"module:function"``.
 
     Args:
         reader: The function, e.g. ``"selfcrag.files.docx:read_docx"``.
         source: The file's bytes, or its decoded text for a text format.
         names: What else the function takes (a text format's reader, the file's name without its suffix).
+        budget: The document's budget, which the reader charges.
 
     Returns:
         The Markdown text and the places in it (none for a reader that marks none).
 
     Raises:
-        _Skip: The reader refused the file (:class:`~selfcrag.files.containers.UnreadableDocument`),
-            or its text is empty or past :data:`MAX_TEXT_CHARS`.
+        UnreadableDocument: The reader refused the file, or it is past its budget.
+        _Skip: Its text is empty.
     """
     module, _, function = reader.partition(":")
-    try:
-        read = getattr(importlib.import_module(module), function)(source, *names)
-    except UnreadableDocument as unreadable:
-        raise _Skip(unreadable.reason) from None
+    read = getattr(importlib.import_module(module), function)(source, *names, budget=budget)
     text, places = (read, ()) if isinstance(read, str) else read
-    if len(text) > MAX_TEXT_CHARS:
-        raise _Skip(f"more than {MAX_TEXT_CHARS:,} characters of text")
     if not text.strip():
         raise _Skip("no text in it")
     return text, places
 
 
 def _markup_text(
-    source: str, suffix: str, reader: Callable[[str], str | tuple[str, tuple[Place, ...]]] | None = None
+    source: str, suffix: str, reader: Callable[[str], str | tuple[str, tuple[Place, ...]]]
 ) -> tuple[str, tuple[Place, ...]]:
     """Parse reStructuredText or HTML (or read the HTML out of Markdown) and return its text as Markdown.
 
     Args:
         source: The decoded file.
         suffix: ``.rst``, ``.html``, ``.htm``, ``.md`` or ``.markdown``.
-        reader: What turns the source into Markdown (default: the parser of the suffix's format).
+        reader: What turns the source into Markdown: the parser of the suffix's format (with the document's
+            budget), or :func:`~selfcrag.files.markdown.markdown_text`.
 
     Returns:
         The text, as :func:`~selfcrag.files.restructuredtext.rst_to_markdown`,
@@ -676,12 +694,15 @@ def _markup_text(
         :func:`~selfcrag.files.markdown.markdown_text` writes it, and the places in it (an HTML page's anchors).
 
     Raises:
+        UnreadableDocument: It is past its budget.
         _Skip: The parser cannot read it, or it holds no text (only markup, scripts or directives).
     """
     try:
-        read = (reader or _MARKUP_TO_MARKDOWN[suffix])(source)
+        read = reader(source)
     except TooDeeplyNested as refused:
         raise _Skip(str(refused)) from None
+    except (UnreadableDocument, MemoryError):
+        raise
     except Exception:  # a parser may raise anything on a document it cannot read: that file is skipped
         raise _Skip(f"unreadable {_MARKUP_NAMES[suffix]}") from None
     text, places = read if isinstance(read, tuple) else (read, ())

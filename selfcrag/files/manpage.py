@@ -12,9 +12,13 @@ description one item, so a question about ``-r`` finds its sentence under
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from selfcrag.files.outline import MarkdownOutline
 from selfcrag.split.sentences import join_wrapped_lines
+
+if TYPE_CHECKING:
+    from selfcrag.files.containers import ReadingBudget
 
 __all__ = ["is_man_page", "man_page_to_markdown"]
 
@@ -37,14 +41,18 @@ def is_man_page(text: str) -> bool:
     return _HEADER.match(first.strip()) is not None
 
 
-def man_page_to_markdown(text: str) -> str:
+def man_page_to_markdown(text: str, budget: ReadingBudget) -> str:
     """Write a manual page's text as Markdown: title, section headings, paragraphs and option items.
 
     Args:
         text: A text the :func:`is_man_page` test accepts.
+        budget: What reading it may make, charged as it is written.
 
     Returns:
         ``# name - what it does`` (from the NAME section), then ``## SECTION`` and its blocks.
+
+    Raises:
+        UnreadableDocument: It is past its budget.
     """
     lines = text.split("\n")
     header = next(i for i, line in enumerate(lines) if line.strip())
@@ -56,7 +64,7 @@ def man_page_to_markdown(text: str) -> str:
             sections.append((line.strip(), []))
         elif sections:
             sections[-1][1].append(line)
-    outline = MarkdownOutline()
+    outline = MarkdownOutline(budget)
     title = next((_one_text(body) for name, body in sections if name.upper() in _NAME_SECTIONS), "")
     outline.heading(1, title or lines[header].split("(")[0])
     for name, body in sections:

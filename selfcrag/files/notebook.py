@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from selfcrag.files.containers import UnreadableDocument
+from selfcrag.files.containers import ReadingBudget, UnreadableDocument
 from selfcrag.files.markdown import markdown_text
 from selfcrag.files.outline import MarkdownOutline
 
@@ -28,25 +28,26 @@ MAX_OUTPUT_CHARS = 2_000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def read_notebook(data: bytes) -> str:
+def read_notebook(data: bytes, budget: ReadingBudget) -> str:
     """Read a notebook's cells, in order, as Markdown.
 
     Args:
         data: The ``.ipynb`` file's bytes (JSON).
+        budget: What reading it may make, charged as it is written.
 
     Returns:
         Each Markdown cell as it is, each code cell in a code fence followed by its text
         outputs in another; raw cells are left out.
 
     Raises:
-        UnreadableDocument: The file is no JSON or holds no notebook.
+        UnreadableDocument: The file is no JSON, holds no notebook, or is past its budget.
     """
     try:
         notebook = json.loads(data)
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise UnreadableDocument("corrupt or unreadable Jupyter notebook (not JSON)") from None
     cells = _cells(notebook)
-    outline = MarkdownOutline()
+    outline = MarkdownOutline(budget)
     for cell in cells:
         if not isinstance(cell, dict):
             continue

@@ -19,6 +19,11 @@ section of its mark. Page headers and footers (in ``styles.xml``) are not read:
 the same lines on every page, as in a Word document (see :mod:`selfcrag.files.docx`).
 Tables of contents and other generated indexes are left out (they repeat the
 headings), as are comments and what is drawn. Nothing is run or fetched.
+
+A cell repeated across columns (``table:number-columns-repeated``) is written in
+each, up to :data:`~selfcrag.files.tables.MAX_COLUMNS` columns; what the repeats
+would make is checked against the document's budget before it is built, in a
+row and in a table nested in a cell alike. A repeated row is written once.
 """
 
 from __future__ import annotations
@@ -26,9 +31,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from selfcrag.files.containers import UnreadableDocument, open_zip, parse_xml, read_member
+from selfcrag.files.containers import ReadingBudget, UnreadableDocument, open_zip, parse_xml, read_member
 from selfcrag.files.places import TABLE_ROW, PlacedOutline
-from selfcrag.files.tables import is_header_row, row_line
+from selfcrag.files.tables import MAX_COLUMNS, cell_text, is_header_row, row_line
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element
@@ -39,7 +44,6 @@ __all__ = ["read_odt"]
 
 _KIND = "OpenDocument text"
 _MAX_NESTING = 100  # lists in lists, spans in spans, tables in cells: deeper is no document a person wrote
-_MAX_COLUMNS = 1_000  # a repeated cell ("number-columns-repeated") is written at most this far across
 
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
@@ -65,11 +69,13 @@ _NOT_TEXT = re.compile(r"\{[^}]*\}(?:table-of-content|[a-z-]*-index|bibliography
 _HEADING_STYLE = re.compile(r"Heading_20_(\d)")
 
 
-def read_odt(data: bytes) -> tuple[str, tuple[Place, ...]]:
+def read_odt(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
     """Read an OpenDocument text as Markdown.
 
     Args:
         data: The .odt file's bytes.
+        budget: What reading it may make: charged the elements of its content before they are parsed, and
+            its text as it is written; a repeated cell is checked against it before its row is built.
 
     Returns:
         The Markdown: ``#`` headings by outline level, a line per paragraph, ``- `` list items, a line per
@@ -78,18 +84,18 @@ def read_odt(data: bytes) -> tuple[str, tuple[Place, ...]]:
 
     Raises:
         UnreadableDocument: The file is password-protected, corrupt, a zip bomb, declares XML entities,
-            or is nested more than ``_MAX_NESTING`` levels deep.
+            is nested more than ``_MAX_NESTING`` levels deep, or is past its budget.
     """
     with open_zip(data, _KIND) as archive:
         names = set(archive.namelist())
         manifest = read_member(archive, "META-INF/manifest.xml", _KIND) if "META-INF/manifest.xml" in names else b""
         if b"encryption-data" in manifest:  # ODF encrypts its members one by one and says so in the manifest
             raise UnreadableDocument(f"password-protected {_KIND} (save it without a password to read it)")
-        root = parse_xml(read_member(archive, "content.xml", _KIND), _KIND)
+        root = parse_xml(read_member(archive, "content.xml", _KIND), _KIND, budget)
     body = root.find(f"{_OFFICE}body/{_OFFICE}text")
     if body is None:
         raise UnreadableDocument(f"not an {_KIND} (no text body in it)")
-    writer = _ContentWriter(_parent_styles(root))
+    writer = _ContentWriter(_parent_styles(root), budget)
     writer.blocks(body, has_title=writer.has_title(body))
     return writer.outline.text(), writer.outline.places()
 
@@ -107,9 +113,10 @@ def _parent_styles(root: Element) -> dict[str, str]:
 class _ContentWriter:
     """Writes the blocks of one document's body."""
 
-    def __init__(self, parents: dict[str, str]) -> None:
+    def __init__(self, parents: dict[str, str], budget: ReadingBudget) -> None:
         self.parents = parents
-        self.outline = PlacedOutline()
+        self.budget = budget
+        self.outline = PlacedOutline(budget)
         self.shift = 0  # heading levels are one deeper under a title paragraph
         self.tables = 0
 
@@ -172,14 +179,14 @@ class _ContentWriter:
 
     def _table(self, table: Element, depth: int) -> None:
         self.tables += 1
-        header_rows, rows = _table_rows(table, depth)
+        header_rows, rows = _table_rows(table, depth, self.budget)
         rows = [(number, row) for number, row in rows if any(row)]
         headers = header_rows[0][1] if header_rows else []
         if not header_rows and rows and is_header_row(rows[0][1], len(rows) - 1):
             headers, rows = rows[0][1], rows[1:]
         for number, row in rows:
             self.outline.place(TABLE_ROW, number, f"table {self.tables}")
-            self.outline.paragraph(row_line(row, headers))
+            self.outline.paragraph(row_line(row, headers, self.budget))
         self.outline.unplace()  # the text after the table stands on none of its rows
 
     def _notes(self, element: Element) -> None:
@@ -221,7 +228,7 @@ def _wrap(element: Element) -> Element:
 _NumberedRows = list[tuple[int, list[str]]]  # each row's number in its table (from 1) and its cells as text
 
 
-def _table_rows(table: Element, depth: int) -> tuple[_NumberedRows, _NumberedRows]:
+def _table_rows(table: Element, depth: int, budget: ReadingBudget) -> tuple[_NumberedRows, _NumberedRows]:
     """A table's header rows (those the document marks as such) and its other rows, numbered."""
     header_rows: _NumberedRows = []
     rows: _NumberedRows = []
@@ -236,40 +243,46 @@ def _table_rows(table: Element, depth: int) -> tuple[_NumberedRows, _NumberedRow
                 pending.append((child, in_header or child.tag == f"{_TABLE}table-header-rows"))
         if element.tag == f"{_TABLE}table-row":
             # A repeated row is written once: repeats are empty rows kept for layout, or the same values again.
-            (header_rows if in_header else rows).append((number, _row_cells(element, depth)))
+            (header_rows if in_header else rows).append((number, _row_cells(element, depth, budget)))
             number += max(_int(element.get(f"{_TABLE}number-rows-repeated"), 1), 1)
     return header_rows, rows
 
 
-def _row_cells(row: Element, depth: int) -> list[str]:
+def _row_cells(row: Element, depth: int, budget: ReadingBudget) -> list[str]:
+    """A row's cells as text, each repeated as the file says (one text, standing in each), to MAX_COLUMNS."""
     cells: list[str] = []
     for cell in row:
         if cell.tag not in (f"{_TABLE}table-cell", f"{_TABLE}covered-table-cell"):
             continue
-        text = _cell_text(cell, depth) if cell.tag == f"{_TABLE}table-cell" else ""  # covered: merged into another
-        repeat = min(_int(cell.get(f"{_TABLE}number-columns-repeated"), 1), _MAX_COLUMNS - len(cells))
+        # A covered cell is merged into another.
+        text = _cell_text(cell, depth, budget) if cell.tag == f"{_TABLE}table-cell" else ""
+        repeat = min(_int(cell.get(f"{_TABLE}number-columns-repeated"), 1), MAX_COLUMNS - len(cells))
         cells.extend([text] * max(repeat, 0))
-        if len(cells) >= _MAX_COLUMNS:
+        if len(cells) >= MAX_COLUMNS:
             break
     while cells and not cells[-1]:
         cells.pop()
     return cells
 
 
-def _cell_text(cell: Element, depth: int) -> str:
-    """A cell's paragraphs, list items and nested tables, on one line."""
+def _cell_text(cell: Element, depth: int, budget: ReadingBudget) -> str:
+    """A cell's paragraphs, list items and nested tables, on one line (checked against ``budget`` as it grows)."""
     if depth > _MAX_NESTING:
         raise UnreadableDocument(f"{_KIND} nested more than {_MAX_NESTING} levels deep")
     parts: list[str] = []
+    length = 0
     for child in cell:
         if child.tag in (f"{_TEXT}p", f"{_TEXT}h"):
             parts.append(_inline_text(child))
         elif child.tag == f"{_TABLE}table":
-            header_rows, rows = _table_rows(child, depth + 1)
-            parts.extend(" ".join(row) for _, row in header_rows + rows)
+            header_rows, rows = _table_rows(child, depth + 1, budget)
+            for _, row in header_rows + rows:
+                parts.extend(row)  # one text a repeated cell's columns share, until joined
+                length += sum(map(len, row))
+                budget.expect(length, counting="its repeated cells")
         elif child.tag not in _NOT_INLINE:
-            parts.append(_cell_text(child, depth + 1))
-    return " ".join(" ".join(parts).split())
+            parts.append(_cell_text(child, depth + 1, budget))
+    return cell_text(" ".join(parts))
 
 
 def _inline_text(element: Element) -> str:

@@ -12,21 +12,34 @@ from __future__ import annotations
 
 import re
 
+from selfcrag.files.containers import ReadingBudget
 from selfcrag.split.sentences import closes_fence, is_markdown_structure, join_wrapped_lines, opens_fence
 
-__all__ = ["MarkdownOutline", "plain_text", "style_heading_level"]
+__all__ = ["BLOCK_SEPARATOR", "MarkdownOutline", "plain_text", "style_heading_level"]
 
-_SPACES = re.compile(r"[ \t\u00a0]+")
+# A run of spaces, tabs and no-break spaces that is not one space already: one space each. A lone space is left
+# alone, so a paragraph of 20 MB is not cut into a string between every two of its words to be joined again.
+_SPACES = re.compile(r"[\t\u00a0][ \t\u00a0]*| [ \t\u00a0]+")
 _BACKTICKS = re.compile(r"`+")
 # A word processor's heading style: Word's "Heading 2" ("heading 2" in its RTF), WPS's "标题 2".
 _HEADING_STYLE = re.compile(r"(?:heading|标题)\s*([1-9])", re.IGNORECASE)
 
 
-class MarkdownOutline:
-    """The blocks of one document, in order, written as Markdown."""
+BLOCK_SEPARATOR = "\n\n"
+"""What :meth:`MarkdownOutline.text` joins the blocks with."""
 
-    def __init__(self) -> None:
+
+class MarkdownOutline:
+    """The blocks of one document, in order, written as Markdown, each charged to the document's budget.
+
+    Args:
+        budget: What reading the document may make: each block written is charged its characters (and the
+            blank line after it) and one piece, so a reader stops once the document is past its bounds.
+    """
+
+    def __init__(self, budget: ReadingBudget) -> None:
         self.blocks: list[str] = []
+        self.budget = budget
 
     def heading(self, level: int, text: str) -> None:
         """Add a heading; levels past Markdown's six are written as level 6.
@@ -37,13 +50,13 @@ class MarkdownOutline:
         """
         title = _one_line(text)
         if title:
-            self.blocks.append(f"{'#' * min(max(level, 1), 6)} {title}")
+            self._add(f"{'#' * min(max(level, 1), 6)} {title}")
 
     def paragraph(self, text: str) -> None:
         """Add a paragraph, its wrapped lines joined into one (read as text even when it starts with ``#``)."""
         line = _one_line(text)
         if line:
-            self.blocks.append(_as_text(line))
+            self._add(_as_text(line))
 
     def lines(self, text: str) -> None:
         """Add text whose lines stay as they are (a PDF page), none of them read as a heading, fence or table.
@@ -53,18 +66,18 @@ class MarkdownOutline:
         """
         block = "\n".join(_as_text(line) for line in text.strip("\n").split("\n"))
         if block.strip():
-            self.blocks.append(block)
+            self._add(block)
 
     def markdown(self, text: str) -> None:
         """Add a block that is Markdown already (a notebook's Markdown cell): its headings are headings."""
         if text.strip():
-            self.blocks.append(text.strip("\n"))
+            self._add(text.strip("\n"))
 
     def item(self, text: str) -> None:
         """Add a list item (``- text``), so the splitter starts a unit at it."""
         line = _one_line(text)
         if line:
-            self.blocks.append(f"- {line}")
+            self._add(f"- {line}")
 
     def table(self, rows: list[list[str]]) -> None:
         """Add a table, one ``| a | b |`` line per row; a ``|`` inside a cell is escaped."""
@@ -74,7 +87,7 @@ class MarkdownOutline:
             if any(cells):
                 lines.append("| " + " | ".join(cells) + " |")
         if lines:
-            self.blocks.append("\n".join(lines))
+            self._add("\n".join(lines))
 
     def code(self, text: str) -> None:
         """Add a code block in a fence longer than any run of backticks inside it, so it stays whole."""
@@ -82,11 +95,16 @@ class MarkdownOutline:
         if body.strip():
             longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
             fence = "`" * max(3, longest + 1)
-            self.blocks.append(f"{fence}\n{body}\n{fence}")
+            self._add(f"{fence}\n{body}\n{fence}")
 
     def text(self) -> str:
         """The document: its blocks separated by blank lines (empty when it had no text)."""
-        return "\n\n".join(self.blocks)
+        return BLOCK_SEPARATOR.join(self.blocks)
+
+    def _add(self, block: str) -> None:
+        """Write a block, once the budget has it."""
+        self.budget.charge(len(block) + len(BLOCK_SEPARATOR), pieces=1)
+        self.blocks.append(block)
 
 
 def style_heading_level(name: str) -> int | None:

@@ -20,8 +20,9 @@ Each page's text starts with a :class:`~selfcrag.files.places.Place` naming its
 physical page number and, when the PDF labels its pages otherwise, its printed label.
 
 The work is bounded before any page is read: the number of pages, and the bytes
-of drawing instructions (see :data:`PDF_DRAWING_RATIO`); and while pages are read,
-by :data:`MAX_READ_SECONDS` and the characters of text. pypdf's complaints about
+of drawing instructions (see :data:`PDF_DRAWING_RATIO`; a stream that inflates past
+pypdf's own limit is refused as a compression bomb); and while pages are read, by
+:data:`MAX_READ_SECONDS` and the document's budget of characters. pypdf's complaints about
 broken PDFs go to a :class:`logging.NullHandler`, so that they do not reach stderr
 through Python's last-resort handler; applications that configure logging still
 receive them.
@@ -40,7 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from selfcrag.files.containers import MAX_TEXT_CHARS, UnreadableDocument, format_size
+from selfcrag.files.containers import ReadingBudget, UnreadableDocument, format_size
 from selfcrag.files.outline import MarkdownOutline
 from selfcrag.files.places import Place
 from selfcrag.split.sentences import is_markdown_structure, is_title_line
@@ -152,11 +153,13 @@ class _Bookmark:
     title: str
 
 
-def read_pdf(data: bytes) -> tuple[str, tuple[Place, ...]]:
+def read_pdf(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
     """Read a PDF's text layer as Markdown: its title, its outline's headings and its pages' text, with their places.
 
     Args:
         data: Raw PDF bytes (not empty).
+        budget: What reading it may make: its pages' text is checked against it as each page is read, and
+            charged as it is written.
 
     Returns:
         The text (the title as a ``#`` heading when the PDF has one, the outline's entries as
@@ -169,14 +172,14 @@ def read_pdf(data: bytes) -> tuple[str, tuple[Place, ...]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reader, pages = _open(data)
-        texts = _page_texts(pages, len(data))
+        texts = _page_texts(pages, len(data), budget)
         bookmarks = _bookmarks(reader, len(pages))
         printed, labelled = _page_labels(reader, len(pages))
         title = _pdf_title(reader, next(text for text in texts if text), use_bookmark=not bookmarks)
     page_lines = _as_read(texts, printed, title)
     if not any(page_lines):  # nothing but lines on every page, or a table of contents: keep what is printed
         page_lines = [[line for line in text.split("\n") if line.strip()] for text in texts]
-    writer = _PagedMarkdown()
+    writer = _PagedMarkdown(budget)
     headings = _place_bookmarks(page_lines, [b for b in bookmarks if b.title.casefold() != (title or "").casefold()])
     title_page = next(index for index, text in enumerate(texts) if text)
     for index, lines in enumerate(page_lines):
@@ -230,7 +233,7 @@ def _open(data: bytes) -> tuple[PdfReader, list[PageObject]]:
         if reader.is_encrypted:
             _decrypt_with_empty_password(reader)
         pages = list(reader.pages)
-    except UnreadableDocument:
+    except (UnreadableDocument, MemoryError):
         raise
     except FileNotDecryptedError:
         raise UnreadableDocument(_REASON_PASSWORD) from None
@@ -241,12 +244,13 @@ def _open(data: bytes) -> tuple[PdfReader, list[PageObject]]:
     return reader, pages
 
 
-def _page_texts(pages: list[PageObject], file_size: int) -> list[str]:
+def _page_texts(pages: list[PageObject], file_size: int, budget: ReadingBudget) -> list[str]:
     """The text of each page ("" for a page without text or that cannot be read), within the bounds.
 
     Args:
         pages: The document's pages.
         file_size: The file's size in bytes, which bounds the drawing instructions read.
+        budget: The document's: the pages' text read so far must fit it.
 
     Returns:
         One text per page, with LF line endings and no blank lines at either end; at least one is not empty.
@@ -266,13 +270,14 @@ def _page_texts(pages: list[PageObject], file_size: int) -> list[str]:
             raise UnreadableDocument(f"PDF took more than {MAX_READ_SECONDS:,} s to read ({read})")
         try:
             page_text = page.extract_text() or ""
+        except MemoryError:
+            raise
         except Exception:  # one broken page must not lose the others
             failed += 1
             continue
         page_text = page_text.replace("\r\n", "\n").replace("\r", "\n").strip()
         characters += len(page_text)
-        if characters > MAX_TEXT_CHARS:
-            raise UnreadableDocument(f"more than {MAX_TEXT_CHARS:,} characters of text")
+        budget.expect(characters)
         texts[index] = page_text
     if not pages:
         raise UnreadableDocument("PDF has no pages")
@@ -292,15 +297,21 @@ def _pages_within_budget(pages: list[PageObject], budget: int) -> list[tuple[int
         The pages to read, with their indexes (a page whose streams cannot be decoded is left out, as a broken page).
 
     Raises:
-        UnreadableDocument: The pages draw more than ``budget`` bytes.
+        UnreadableDocument: The pages draw more than ``budget`` bytes, or a stream inflates past pypdf's limit.
     """
+    from pypdf.errors import LimitReachedError
+
     readable: list[tuple[int, PageObject]] = []
     decoded: dict[int, int] = {}  # bytes of each stream object, decoded once however many pages draw it
     total = 0
     for index, page in enumerate(pages):
         try:
             total += _drawing_bytes(page, decoded)
-        except Exception:  # a stream pypdf cannot decode (or refuses to: its own limits): the page is broken
+        except LimitReachedError:
+            raise UnreadableDocument("PDF stream too large once decompressed (a compression bomb?)") from None
+        except MemoryError:
+            raise
+        except Exception:  # a stream pypdf cannot decode: the page is broken
             continue
         if total > budget:
             raise UnreadableDocument(
@@ -727,8 +738,8 @@ class _PagedMarkdown:
     once, at the end (a book whose every page runs on is one paragraph, not a string copied per page).
     """
 
-    def __init__(self) -> None:
-        self.outline = MarkdownOutline()
+    def __init__(self, budget: ReadingBudget) -> None:
+        self.outline = MarkdownOutline(budget)
         self.breaks: list[str] = []  # what stands before each block of the outline
         self.marks: list[tuple[int, int, str | None]] = []  # block, page number, label
         self.pending: tuple[int, str | None] | None = None  # the page whose first text is still to come

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from selfcrag.files.outline import MarkdownOutline
+from selfcrag.files.containers import ReadingBudget
+from selfcrag.files.outline import BLOCK_SEPARATOR, MarkdownOutline
 from selfcrag.spans import ANCHOR, TABLE_ROW
 
 __all__ = ["ANCHOR", "NO_PLACE", "TABLE_ROW", "Place", "PlacedOutline"]
@@ -12,8 +13,6 @@ __all__ = ["ANCHOR", "NO_PLACE", "TABLE_ROW", "Place", "PlacedOutline"]
 NO_PLACE = "none"
 """The kind of a :class:`Place` that ends the one before it: the text from there on stands at no page, slide or row
 (a document's paragraphs after a table), and is cited by its section."""
-
-_BLOCK_SEPARATOR = "\n\n"  # how MarkdownOutline.text joins its blocks
 
 
 @dataclass(frozen=True)
@@ -49,10 +48,13 @@ class PlacedOutline(MarkdownOutline):
 
     A reader calls :meth:`place` before writing what stands at a slide or a row; the place's
     offset is that of the next block written (a place followed by no block is dropped).
+
+    Args:
+        budget: What reading the document may make (see :class:`MarkdownOutline`).
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, budget: ReadingBudget) -> None:
+        super().__init__(budget)
         self._marks: list[tuple[int, str, int, str | None, str | None]] = []
 
     def place(self, kind: str, number: int, sheet: str | None = None, label: str | None = None) -> None:
@@ -77,7 +79,7 @@ class PlacedOutline(MarkdownOutline):
         """The places marked, their offsets into :meth:`text`, in order."""
         offsets = [0]
         for block in self.blocks:
-            offsets.append(offsets[-1] + len(block) + len(_BLOCK_SEPARATOR))
+            offsets.append(offsets[-1] + len(block) + len(BLOCK_SEPARATOR))
         return tuple(
             Place(offsets[block], kind, number, label=label, sheet=sheet)
             for block, kind, number, sheet, label in self._marks

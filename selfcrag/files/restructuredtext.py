@@ -8,17 +8,27 @@ blocks give the text. Nothing in a document is ever carried out: the
 folder or elsewhere, and docutils reports nothing to stderr. Directives
 docutils does not know (Sphinx's ``toctree``, ``automodule`` ...) leave only
 their error in the tree, which is skipped.
+
+A substitution (``.. |name| replace:: ...``) is copied into the tree at each
+``|name|`` before the tree can be walked, so what the substitutions would make
+is reckoned from the source first (:func:`_substituted_chars`), and a document
+whose substitutions would take it past its budget is not parsed.
 """
 
 from __future__ import annotations
 
 import io
 import re
+from collections import Counter
+from typing import TYPE_CHECKING
 
 from docutils import nodes
 from docutils.core import publish_doctree
 
 from selfcrag.files.outline import MarkdownOutline
+
+if TYPE_CHECKING:
+    from selfcrag.files.containers import ReadingBudget
 
 __all__ = ["rst_to_markdown"]
 
@@ -53,9 +63,12 @@ _SKIPPED = (
 # as the parser leaves it in a ``problematic`` node.
 _UNKNOWN_ROLE = re.compile(r":[\w.+-]+(?::[\w.+-]+)*:`(?P<body>.*)`\Z", re.DOTALL)
 _EXPLICIT_TARGET = re.compile(r"(?P<text>.*?)\s*<[^<>]*>\Z", re.DOTALL)
+# A substitution's definition (``.. |name| replace:: text``; its text may go on in indented lines), and a use of one.
+_SUBSTITUTION_DEFINITION = re.compile(r"\.\.[ \t]+\|(?P<name>[^|\n]+)\|[ \t]+[\w:-]+::")
+_SUBSTITUTION_REFERENCE = re.compile(r"\|(?P<name>[^|\n]{1,200})\|")
 
 
-def rst_to_markdown(source: str) -> str:
+def rst_to_markdown(source: str, budget: ReadingBudget) -> str:
     """Parse reStructuredText and write it as Markdown-shaped text.
 
     Top-level sections are level-1 headings and their subsections the levels
@@ -65,16 +78,20 @@ def rst_to_markdown(source: str) -> str:
 
     Args:
         source: The document's text.
+        budget: What reading it may make: its substitutions are reckoned against it before it is parsed,
+            its text charged as it is written.
 
     Returns:
         The text, blocks separated by blank lines; empty when the document holds no text.
 
     Raises:
+        UnreadableDocument: Its substitutions would take it past its budget, or its text does.
         Exception: Whatever docutils raises when it cannot parse the document at all.
     """
+    budget.expect(_substituted_chars(source), counting="its substitutions")
     settings = {**_SETTINGS, "warning_stream": io.StringIO()}
     document = publish_doctree(source, settings_overrides=settings)
-    outline = MarkdownOutline()
+    outline = MarkdownOutline(budget)
     # Each node is walked with the heading level of the section it stands in; an explicit stack, not
     # recursion, so the walk works at any nesting docutils accepts.
     stack: list[tuple[nodes.Node, int]] = [(document, 0)]
@@ -86,6 +103,55 @@ def rst_to_markdown(source: str) -> str:
         inner = level + 1 if isinstance(node, nodes.section) else level
         stack.extend((child, inner) for child in reversed(children))
     return outline.text()
+
+
+def _substituted_chars(source: str) -> int:
+    """The characters the document's substitutions add, at most: each definition's text at each use of its name.
+
+    Reckoned from the source, in one pass over it: a definition's text is its directive's line and the indented
+    lines under it, with the substitutions it uses in turn (docutils refuses a circular one: it counts as none).
+    A ``|name|`` anywhere counts as a use (in a table's border, a literal block or a definition too): more, never
+    fewer. Names are compared as docutils does at last, in lower case with their spaces made single.
+    """
+    lines = source.split("\n")
+    own: dict[str, str] = {}
+    for number, line in enumerate(lines):
+        definition = _SUBSTITUTION_DEFINITION.match(line)
+        if definition is None:
+            continue
+        body = [line[definition.end() :]]
+        for following in lines[number + 1 :]:
+            if following.strip() and not following[0].isspace():
+                break
+            body.append(following)
+        own.setdefault(_normalized(definition.group("name")), "\n".join(body))
+    if not own:
+        return 0
+    inside = {
+        name: Counter(_normalized(use) for use in _SUBSTITUTION_REFERENCE.findall(body)) for name, body in own.items()
+    }
+    sizes: dict[str, int] = {}
+    for first in own:  # depth first, with a stack of its own: a chain of definitions may be long
+        stack, open_now = [(first, False)], set()
+        while stack:
+            name, inner_done = stack.pop()
+            if name in sizes:
+                continue
+            if inner_done:
+                open_now.discard(name)
+                used = inside[name].items()
+                sizes[name] = len(own[name]) + sum(count * sizes.get(other, 0) for other, count in used)
+            elif name not in open_now:  # one met again while open is a circle, which docutils refuses: none
+                open_now.add(name)
+                stack.append((name, True))
+                stack.extend((other, False) for other in inside[name] if other in own and other not in open_now)
+    uses = Counter(_normalized(use) for use in _SUBSTITUTION_REFERENCE.findall(source))
+    return sum(count * sizes[name] for name, count in uses.items() if name in own)
+
+
+def _normalized(name: str) -> str:
+    """A substitution's name as docutils compares names at last: in lower case, its spaces made single."""
+    return " ".join(name.split()).lower()
 
 
 def _write_block(outline: MarkdownOutline, node: nodes.Element, level: int) -> list[nodes.Node]:

@@ -27,7 +27,7 @@ import re
 
 from striprtf.striprtf import rtf_to_text
 
-from selfcrag.files.containers import UnreadableDocument
+from selfcrag.files.containers import ReadingBudget, UnreadableDocument
 from selfcrag.files.outline import MarkdownOutline, style_heading_level
 
 __all__ = ["MAX_RTF_CHARS", "read_rtf"]
@@ -67,11 +67,12 @@ _CONTROL = re.compile(r"\\[a-zA-Z]{1,32}(?:-?\d{1,10})? ?|\\[^a-zA-Z]|[{}]")
 _BODY_TOKEN = re.compile(r"\\bin(\d{1,9}) ?|\\(pard|par|s|outlinelevel)(-?\d{1,10})?(?![a-zA-Z])|\\[{}\\]|[{}]")
 
 
-def read_rtf(data: bytes) -> str:
+def read_rtf(data: bytes, budget: ReadingBudget) -> str:
     """Read an RTF document's text.
 
     Args:
         data: The ``.rtf`` file's bytes.
+        budget: What reading it may make, charged as it is written.
 
     Returns:
         Its paragraphs, one per line with a blank line between them (a ``#`` or a ``|`` at the
@@ -79,7 +80,7 @@ def read_rtf(data: bytes) -> str:
 
     Raises:
         UnreadableDocument: The file is no RTF, holds more than :data:`MAX_RTF_CHARS` of markup
-            and text, or striprtf cannot read it.
+            and text, striprtf cannot read it, or it is past its budget.
     """
     try:
         source = data.decode("utf-8")
@@ -94,12 +95,14 @@ def read_rtf(data: bytes) -> str:
         raise UnreadableDocument(f"RTF document holds more than {MAX_RTF_CHARS:,} characters of text and markup")
     try:
         text = rtf_to_text(source, errors="replace")
+    except MemoryError:
+        raise
     except Exception:  # striprtf raises what its parsing meets (a bad \u number, a bad \bin length)
         raise UnreadableDocument("corrupt or unreadable RTF document") from None
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     levels = [_line_level(line) for line in lines]
     under_title = _TITLE in levels  # under a title, a "heading 1" is a level-2 heading
-    outline = MarkdownOutline()
+    outline = MarkdownOutline(budget)
     for line, level in zip(lines, levels, strict=True):
         text = _MARKS.sub("", line)
         if level is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from selfcrag.files.containers import library_errors, open_zip
+from selfcrag.files.containers import ReadingBudget, library_errors, open_zip
 from selfcrag.files.places import PlacedOutline
 from selfcrag.files.tables import is_header_row, row_line
 
@@ -38,24 +38,26 @@ _KIND = "PowerPoint presentation"
 _MAX_NESTING = 20  # groups in groups
 
 
-def read_pptx(data: bytes) -> tuple[str, tuple[Place, ...]]:
+def read_pptx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
     """Read a presentation as Markdown, a section per slide.
 
     Args:
         data: The .pptx (or .pptm) file's bytes.
+        budget: What reading it may make: charged the elements of its XML parts before python-pptx parses
+            them, and the text as it is written.
 
     Returns:
         The Markdown, and a ``slide`` place at each slide's heading (numbered from 1, in the deck's order).
 
     Raises:
         UnreadableDocument: The file is password-protected, corrupt, a zip bomb, declares XML entities,
-            or is not a presentation.
+            is not a presentation, or is past its budget.
     """
     from pptx import Presentation
 
-    with open_zip(data, _KIND):
-        pass  # bounds and entity declarations checked: python-pptx reads the same bytes within them
-    outline = PlacedOutline()
+    with open_zip(data, _KIND, budget=budget):
+        pass  # bounds, entity declarations and elements checked: python-pptx reads the same bytes within them
+    outline = PlacedOutline(budget)
     with library_errors(_KIND):
         for number, slide in enumerate(Presentation(io.BytesIO(data)).slides, start=1):
             outline.place("slide", number)
@@ -112,4 +114,4 @@ def _write_table(outline: PlacedOutline, table: Table) -> None:
     if rows and (table.first_row and len(rows) > 1 or is_header_row(rows[0], len(rows) - 1)):
         headers, rows = rows[0], rows[1:]
     for row in rows:
-        outline.paragraph(row_line(row, headers))
+        outline.paragraph(row_line(row, headers, outline.budget))

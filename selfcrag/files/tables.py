@@ -19,8 +19,19 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["cell_text", "is_header_row", "row_line"]
+if TYPE_CHECKING:
+    from selfcrag.files.containers import ReadingBudget
+
+__all__ = ["MAX_COLUMNS", "cell_text", "is_header_row", "row_line"]
+
+MAX_COLUMNS = 1_000
+"""Columns of a row read at most, in any table (Excel allows 16,384; a table a person reads is far narrower).
+
+A count in the file that reaches further (a cell repeated or spanning across columns, a row that starts
+late) is cut here, never trusted.
+"""
 
 MAX_HEADER_CHARS = 80
 """A header cell is a label: a longer cell makes its row data, not headers."""
@@ -31,11 +42,14 @@ _VALUE = re.compile(
     r"|\d{1,4}[-/.年]\d{1,2}[-/.月]\d{1,4}日?"
     r"|\d{1,2}:\d{2}(?::\d{2})?"
 )
-_SPACES = re.compile(r"\s+")
+# A run of white space that is not one space already (a lone space is left alone: see outline._SPACES).
+_SPACES = re.compile(r"[^\S ]\s*| \s+")
 
 
 def cell_text(value: object) -> str:
     """A cell's value as it reads in the row: a whole number without ``.0``, a date without a midnight time.
+
+    Also what a document's cell reads as, its paragraphs (and tables nested in it) joined by spaces.
 
     Args:
         value: What the library read (str, int, float, bool, date, datetime, time, timedelta or None).
@@ -74,17 +88,23 @@ def is_header_row(cells: Sequence[str], rows_below: int) -> bool:
     )
 
 
-def row_line(cells: Sequence[str], headers: Sequence[str] = ()) -> str:
+def row_line(cells: Sequence[str], headers: Sequence[str], budget: ReadingBudget) -> str:
     """Write one row as one line, each value after its column's header.
 
     Args:
-        cells: The row's cells, as text.
+        cells: The row's cells, as text (one text may stand in many cells: a cell the file repeats).
         headers: The column headers (none for a table without a header row).
+        budget: The document's: the line must fit what it has left before it is built.
 
     Returns:
         E.g. ``Version: 10; Codename: Buster; Release: 2019-07-06``; an empty cell is left out, a cell
         under no header is written alone; "" for an empty row.
+
+    Raises:
+        UnreadableDocument: The line would take the document past its budget.
     """
+    length = sum(len(cell) + len(headers[column]) + 4 for column, cell in enumerate(cells[: len(headers)]) if cell)
+    budget.expect(length + sum(len(cell) + 2 for cell in cells[len(headers) :]), counting="its repeated cells")
     parts = []
     for column, cell in enumerate(cells):
         if not cell:

@@ -13,7 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from selfcrag.files.loaders import LoadedFile, Place, SkippedFile, read_document
+from selfcrag.files.loaders import LoadedFile, Place, SkippedFile
+from selfcrag.files.worker import read_document
 from selfcrag.index.manifest import DocumentEntry
 from selfcrag.index.places import place_starts, sentence_places
 from selfcrag.index.points import StoredSentence
