@@ -24,8 +24,9 @@ SOURCES = {
 # so its modules sit on two layers: graph.builder and graph.api are above the nodes, the rest below.
 LAYERS: list[tuple[str, ...]] = [
     ("selfcrag.errors", "selfcrag.settings", "selfcrag.spans", "selfcrag.env_file"),
-    ("selfcrag.files", "selfcrag.split", "selfcrag.embed"),
-    ("selfcrag.index",),
+    ("selfcrag.files", "selfcrag.split", "selfcrag.embed", "selfcrag.user_cache"),
+    # A question's words in the other language: made from the index's own terms (tokenize), read by search.
+    ("selfcrag.index", "selfcrag.crossing"),
     ("selfcrag.search",),
     ("selfcrag.llm", "selfcrag.cite"),
     ("selfcrag.prompts",),
