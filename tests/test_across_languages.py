@@ -45,7 +45,7 @@ def ask(folder: Path, question: str) -> tuple[dict, int]:
         ("热水壶多久需要除垢一次？", "every four weeks", MANUAL),
         ("水壶的保修期是多长时间？", "two-year limited warranty", MANUAL),
         ("Is there any extra charge for the water outage?", "不收取任何额外费用", NOTICE),
-        ("How long will the water supply be interrupted?", "上午 8 点至下午 6 点", NOTICE),
+        ("Why will the water be stopped?", "市政供水管道维修", NOTICE),
     ],
 )
 def test_a_question_shows_the_answer_from_the_document_in_the_other_language_first(

@@ -117,20 +117,27 @@ def strip_signals(
     Returns:
         The signals.
     """
-    tokens = [t for t in tokenize(read_for_closeness(profile, text)) if t not in QUESTION_TERMS]
+    tokens = [t for t in tokenize(text) if t not in QUESTION_TERMS]
+    written = f"{text} {setting}"
+    terms = set(tokens) | set(tokenize(setting))
+    # A sentence in the other language is read on that pair's scale (lower, narrower) only when it holds some of
+    # the question's words carried into it: one holding none (an English copyright line among Chinese pages) is
+    # measured as the question's own language measures a sentence.
+    across = language if profile.crossed_coverage(terms, written) > 0 else None
     return StripSignals(
-        coverage=profile.coverage(set(tokens) | set(tokenize(read_for_closeness(profile, setting)))),
+        coverage=profile.coverage(terms, written),
         phrase=profile.phrase_match(tokens),
-        dense=profile.dense(cosine, language),
+        dense=profile.dense(cosine, across),
         answer_type=answer_type_match(text, profile.answer_type),
     )
 
 
 def read_for_closeness(profile: QuestionProfile, text: str) -> str:
-    """The text a question's closeness to it is measured on: its addresses masked.
+    """The text whether a question is on its topic is measured on (:meth:`OfflineEvaluator.topic`): no addresses.
 
     An e-mail address, URL or file path names a place, and its words (``jupiterrise.com``) would bring any
     question sharing them near. A question asking for an address is answered by one: then nothing is masked.
+    Grades and answers read the sentence whole: an address is often the answer ("write to bugs@...").
 
     Args:
         profile: The question.
@@ -325,7 +332,7 @@ class OfflineEvaluator:
         """
         if not strips:
             return []
-        cosines = self._closeness_vectors(profile, strips, strip_vectors(self.retriever, strips)) @ profile.vector
+        cosines = strip_vectors(self.retriever, strips) @ profile.vector
         measured = []
         for strip, cosine in zip(strips, cosines, strict=True):
             entry = self.index.document(strip.doc_id)
@@ -364,8 +371,7 @@ class OfflineEvaluator:
         """
         if not texts:
             return []
-        vectors = self._masked_vectors(profile, texts, self.retriever.embedder.embed_passages(list(texts)))
-        cosines = vectors @ profile.vector
+        cosines = self.retriever.embedder.embed_passages(list(texts)) @ profile.vector
         return [
             score_strip(strip_signals(profile, text, "", float(cosine), text_language(text)), "text")
             for text, cosine in zip(texts, cosines, strict=True)
@@ -437,8 +443,7 @@ class OfflineEvaluator:
         if not strips:
             return 0.0
         best = max(self.score_strips(profile, strips))
-        read = [read_for_closeness(profile, s.text) for s in strips]
-        terms = set(tokenize(" ".join([passage["title"], *passage["section"], *read])))
+        terms = set(tokenize(" ".join([passage["title"], *passage["section"], *(s.text for s in strips)])))
         agreement = 1.0 if passage["dense_rank"] is not None and passage["bm25_rank"] is not None else 0.0
         first = 1 in (passage["dense_rank"], passage["bm25_rank"])
         return score_context(best, profile.coverage(terms), agreement, standing, first)

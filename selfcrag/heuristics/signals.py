@@ -273,13 +273,13 @@ class QuestionProfile:
         """Every index term of the question's content words."""
         return frozenset(t for word in self.words for t in word)
 
-    def coverage(self, terms: set[str]) -> float:
+    def coverage(self, terms: set[str], text: str = "") -> float:
         """Weighted share of the question's words present in a set of index terms.
 
         A word counts fully when its own term is present, in part when some of
         its sub-terms are. A text in the other language of the index holds the
         question's words as their translations: the share of the crossed words
-        it holds counts instead when it is higher.
+        it holds counts instead when it is higher (see :meth:`crossed_coverage`).
         """
         total = sum(self.weights)
         found = 0.0
@@ -289,11 +289,30 @@ class QuestionProfile:
             else:
                 found += weight * sum(t in terms for t in word) / (len(word) + 1)
         own = found / total if total else 0.0
-        crossed_total = sum(self.crossed_weights)
-        if not crossed_total:
-            return own
-        crossed = sum(w for word, w in zip(self.crossed, self.crossed_weights, strict=True) if terms.intersection(word))
-        return max(own, crossed / crossed_total)
+        return max(own, self.crossed_coverage(terms, text))
+
+    def crossed_coverage(self, terms: set[str], text: str = "") -> float:
+        """Weighted share of the question's crossed words present in a text: any of a word's terms.
+
+        A Chinese term counts where the text holds it within a longer word too: *water* crosses into ``水``,
+        which the index's terms of ``停水`` and ``供水`` do not hold apart.
+
+        Args:
+            terms: The text's index terms.
+            text: The text itself (Chinese terms are looked for in it).
+
+        Returns:
+            A share in [0, 1]; 0 when nothing crossed.
+        """
+        total = sum(self.crossed_weights)
+        if not total:
+            return 0.0
+        found = sum(
+            weight
+            for word, weight in zip(self.crossed, self.crossed_weights, strict=True)
+            if terms.intersection(word) or any(_CJK_RUN.fullmatch(term) and term in text for term in word)
+        )
+        return found / total
 
     def phrase_match(self, tokens: list[str]) -> float:
         """Share of the question's adjacent word pairs that stand adjacent in a token list."""
