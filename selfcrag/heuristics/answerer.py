@@ -45,6 +45,8 @@ _LIST_QUESTION = re.compile(
     r"|\b(?:list|name) (?:all|the)\b|有哪些|哪几[种个类项步]|包括哪些|包含哪些|列出",
     re.IGNORECASE,
 )
+# A line that asks: a FAQ's question, which introduces the sentences answering it.
+_ASKS = re.compile(r"[?？]\s*$")
 # A person's initials ("t.s", "j"): beside a name the question gives, they add nothing to it ("T.S. Eliot").
 _INITIALS = re.compile(r"[a-z](?:\.[a-z])*\.?")
 _SECTION_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?\d+(?:\.\d+)*[.)、]?\s")
@@ -216,9 +218,10 @@ def extractive_answer(
         return []
     if excerpt_chars and not strict and profile.answer_type is None and not listing and best_strip["kind"] == "text":
         excerpt = answer_excerpt(best_item, best_strip, excerpt_chars)
-        if any(s["score"] > best_strip["score"] for s in excerpt.strips):
+        if any(s["score"] > best_strip["score"] and not _ASKS.search(s["text"]) for s in excerpt.strips):
             # A neighbour set aside as no answer (the byline beside an epigraph and a dedication) scores above the
-            # sentence chosen: the quote would pass the support check on the neighbour's closeness, not its own.
+            # sentence chosen: the quote would pass the support check on the neighbour's closeness, not its own. A
+            # FAQ's question above its answer restates the question asked, and introduces the answer: no such one.
             return []
         return [CitedSentence(excerpt.text, (best_item["n"],))]
     for _, _, item, strip in chosen:
