@@ -13,6 +13,8 @@ import zlib
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from pdf_files import pdf_bytes as pdf
+
 __all__ = [
     "HOSTILE_FILES",
     "column_letters",
@@ -265,25 +267,6 @@ def csv_wide_row(columns: int = 15_000_000) -> bytes:
 
 
 # --- item 5 of the issue: PDFs ----------------------------------------------------------------------------------
-
-
-def pdf(objects: Sequence[bytes], *, root: int = 1, trailer: bytes = b"") -> bytes:
-    """A PDF of ``objects`` (numbered from 1, in order), its catalog object ``root``, with a cross-reference table."""
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref_at = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        root,
-        trailer,
-        xref_at,
-    )
-    return bytes(out)
 
 
 def _stream(content: bytes, *, compress: bool = False, extra: bytes = b"") -> bytes:

@@ -54,16 +54,24 @@ def text_pdf(
         objects.append(b"<< /Length %d%s >>\nstream\n" % (len(body), flate) + body + b"\nendstream")
     if title is not None:
         objects.append(f"<< /Title ({_escape(title)}) >>".encode("latin-1"))
-    out = bytearray(b"%PDF-1.4\n")
+    trailer_info = b" /Info %d 0 R" % info if title is not None else b""
+    return pdf_bytes(objects, trailer=trailer_info)
+
+
+def pdf_bytes(objects: Sequence[bytes], *, root: int = 1, trailer: bytes = b"") -> bytes:
+    """A PDF of ``objects`` (numbered from 1, in order), its catalog object ``root``, with a cross-reference table."""
+    out = bytearray(b"%PDF-1.7\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(out))
         out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
     xref_at = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    trailer_info = b" /Info %d 0 R" % info if title is not None else b""
-    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\n" % (len(objects) + 1, trailer_info)
-    out += b"startxref\n%d\n%%%%EOF\n" % xref_at
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        root,
+        trailer,
+        xref_at,
+    )
     return bytes(out)
