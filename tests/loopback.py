@@ -20,6 +20,18 @@ class JSONHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def send_embeddings(self, model: str, vectors: list[list[float]]) -> None:
+        """Answer an /embeddings request as OpenAI's API does: one embedding per input, in order."""
+        self.send_json(
+            200,
+            {
+                "object": "list",
+                "model": model,
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+            },
+        )
+
     def log_message(self, *args):
         pass
 

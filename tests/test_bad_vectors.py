@@ -70,15 +70,7 @@ class NaNEmbeddings(JSONHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         vectors = [[1.0] * 8 if text == "dimension probe" else [float("nan")] * 8 for text in inputs]
-        self.send_json(
-            200,
-            {
-                "object": "list",
-                "model": body["model"],
-                "usage": {"prompt_tokens": 1, "total_tokens": 1},
-                "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
-            },
-        )
+        self.send_embeddings(body["model"], vectors)
 
 
 def test_an_endpoint_answering_nan_is_said_in_one_line(tmp_path: Path) -> None:

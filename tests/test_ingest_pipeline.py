@@ -46,15 +46,7 @@ class Embeddings(JSONHandler):
             np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:12], 16)).standard_normal(DIM).tolist()
             for t in inputs
         ]
-        self.send_json(
-            200,
-            {
-                "object": "list",
-                "model": body["model"],
-                "usage": {"prompt_tokens": 1, "total_tokens": 1},
-                "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
-            },
-        )
+        self.send_embeddings(body["model"], vectors)
 
 
 class Panic(BaseException):
