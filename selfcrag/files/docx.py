@@ -21,14 +21,22 @@ so it is found and cited under the section where its mark stands, which is
 where a reader of the document finds it. Notes are numbered in the order
 their marks stand, footnotes and endnotes each from 1, as Word counts them; the
 form Word shows the number in (endnotes may read i, ii, iii) and a custom mark
-(``*``) are not read. A note no mark refers to is not written.
+(``*``) are not read. A note no mark refers to is not written. Comments are
+read the same way, from their own part: ``Comment 1: ...`` after the paragraph
+(or table) their mark stands in, numbered in the order of their marks.
+
+Equations (Office Math, ``m:oMath``) are read where they stand in their
+paragraph, in a linear form: a fraction ``(a)/(b)``, a power ``x^(2)``, an
+index ``x_(i)``, a root ``√(x)``, a delimiter's brackets and an n-ary operator's
+sign kept; the rest is the equation's text in order. A paragraph reads "For
+x^2+1, the angle is θ." where python-docx's text has a hole.
 
 Page headers and footers are not read: they hold the same lines on every page
 (a company's name, "Confidential", a page number, the running title), which as
 sentences would match many questions and answer none, and as a title would name
 every document of a template alike (a document without a heading is titled by
-its first line when that reads as a title, else by its file name). Comments,
-text boxes and content controls (where Word keeps its table of contents) are
+its first line when that reads as a title, else by its file name). Text
+boxes and content controls (where Word keeps its table of contents) are
 not read either. Nothing in the file runs or is fetched:
 python-docx reads the XML parts and never the macros of a .docm, and linked
 images and external links stay unloaded relationships.
@@ -64,9 +72,21 @@ _MAX_NESTING = 20  # tables in table cells, and base styles of styles, followed 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 # The parts that hold the notes (by their relationship to the document), and the element of each note in them.
-_NOTE_PARTS = {f"{_RELATIONSHIPS}/footnotes": "footnote", f"{_RELATIONSHIPS}/endnotes": "endnote"}
+_NOTE_PARTS = {
+    f"{_RELATIONSHIPS}/footnotes": "footnote",
+    f"{_RELATIONSHIPS}/endnotes": "endnote",
+    f"{_RELATIONSHIPS}/comments": "comment",
+}
 # The mark of a note in the body (its id is the note's), and what the note is called in the text.
-_NOTE_MARKS = {"footnoteReference": "Footnote", "endnoteReference": "Endnote"}
+_NOTE_MARKS = {"footnoteReference": "Footnote", "endnoteReference": "Endnote", "commentReference": "Comment"}
+_M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
+# An equation's structures written in a linear form: their parts, in order, each bracketed unless one character,
+# and what stands between them. Others (a matrix, a box, an accent) are their parts' text in order.
+_MATH_FORMS = {
+    f"{_M}f": ((f"{_M}num", f"{_M}den"), "/"),
+    f"{_M}sSup": ((f"{_M}e", f"{_M}sup"), "^"),
+    f"{_M}sSub": ((f"{_M}e", f"{_M}sub"), "_"),
+}
 # What in a note's runs reads as a space (a tab, a line break); its text is in w:t, a hard hyphen in w:noBreakHyphen.
 _SPACE_RUNS = {f"{_W}tab", f"{_W}br", f"{_W}cr"}
 
@@ -153,7 +173,7 @@ class _DocumentWriter:
         self.outline = PlacedOutline(budget)
         self.styles: dict[str | None, tuple[int, bool]] = {}  # style id -> (heading level, 0 none / -1 title; list)
         self.tables = 0
-        self.numbers = {"Footnote": 0, "Endnote": 0}  # the notes written so far, each kind numbered from 1
+        self.numbers = {"Footnote": 0, "Endnote": 0, "Comment": 0}  # the notes written so far, each kind from 1
         self.written: set[tuple[str, str]] = set()
 
     def write(self) -> None:
@@ -170,7 +190,7 @@ class _DocumentWriter:
                 continue
             paragraph = block
             level, listed = self._style_meaning(paragraph)
-            text = paragraph.text
+            text = _paragraph_text(paragraph._p)
             if level == -1:
                 self.outline.heading(1, text)
             elif level > 0:
@@ -280,10 +300,71 @@ def _cell_text(cell: _Cell, budget: ReadingBudget, depth: int = 0) -> str:
     length = 0
     for block in cell.iter_inner_content():
         if not isinstance(block, Table):
-            parts.append(block.text)
+            parts.append(_paragraph_text(block._p))
         elif depth < _MAX_NESTING:
             for row in _rows(block, budget, depth + 1):
                 parts.extend(row)  # a merged cell's text stands in each row, until joined
                 length += sum(map(len, row))
                 budget.expect(length, counting="its merged cells")
     return cell_text(" ".join(parts))
+
+
+def _paragraph_text(paragraph: BaseOxmlElement) -> str:
+    """A paragraph's text as python-docx reads it (runs and links), with its equations in a linear form."""
+    parts = []
+    for child in paragraph:
+        if child.tag in (f"{_W}r", f"{_W}hyperlink"):
+            parts.append(child.text)
+        elif child.tag in (f"{_M}oMath", f"{_M}oMathPara"):
+            parts.append(_math_text(child, 0))
+    return "".join(parts)
+
+
+def _math_text(element: Element, depth: int) -> str:
+    """An equation (or a part of one) in a linear form (see the module's notes), followed so deep at most."""
+    tag = element.tag
+    if tag == f"{_M}t":
+        return element.text or ""
+    if depth >= _MAX_NESTING:
+        return "".join(node.text or "" for node in element.iter(f"{_M}t"))
+    if tag in _MATH_FORMS:
+        names, between = _MATH_FORMS[tag]
+        return between.join(_bracketed(_math_text(part, depth + 1)) for name in names for part in element.findall(name))
+    if tag == f"{_M}sSubSup":
+        base, low, high = (_math_of(element, name, depth) for name in ("e", "sub", "sup"))
+        return f"{base}_{_bracketed(low)}^{_bracketed(high)}"
+    if tag == f"{_M}rad":
+        degree = _math_of(element, "deg", depth)
+        return f"{f'root({degree})' if degree else '√'}({_math_of(element, 'e', depth)})"
+    if tag == f"{_M}d":
+        opening, closing, separator = (
+            _math_property(element, "dPr", name, default)
+            for name, default in (("begChr", "("), ("endChr", ")"), ("sepChr", "|"))
+        )
+        inside = separator.join(_math_text(part, depth + 1) for part in element.findall(f"{_M}e"))
+        return f"{opening}{inside}{closing}"
+    if tag == f"{_M}nary":
+        low, high = _math_of(element, "sub", depth), _math_of(element, "sup", depth)
+        limits = (f"_{_bracketed(low)}" if low else "") + (f"^{_bracketed(high)}" if high else "")
+        return f"{_math_property(element, 'naryPr', 'chr', '∫')}{limits} {_math_of(element, 'e', depth)}"
+    if tag.endswith("Pr"):
+        return ""  # a structure's or a run's properties: no text
+    separator = " " if tag == f"{_M}oMathPara" else ""  # the equations of a display block, one after another
+    return separator.join(_math_text(child, depth + 1) for child in element)
+
+
+def _math_of(element: Element, name: str, depth: int) -> str:
+    """The linear text of a structure's part (``e``, ``sub``, ``deg``, ...), empty when it has none."""
+    part = element.find(f"{_M}{name}")
+    return _math_text(part, depth + 1) if part is not None else ""
+
+
+def _math_property(element: Element, properties: str, name: str, default: str) -> str:
+    """A character a structure's properties set (a bracket, an operator's sign), else Word's default for it."""
+    found = element.find(f"{_M}{properties}/{_M}{name}")
+    return found.get(f"{_M}val", default) if found is not None else default
+
+
+def _bracketed(text: str) -> str:
+    """A part of a fraction, power or index: in brackets, unless one character alone."""
+    return text if len(text) <= 1 else f"({text})"

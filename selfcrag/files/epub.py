@@ -6,9 +6,18 @@ document's spine and titled by the book's table of contents (``nav.xhtml`` in EP
 :mod:`selfcrag.files.containers`, which bounds what is unpacked (a zip bomb is refused
 from the archive's directory, before anything is inflated) and refuses any XML part that
 declares entities (a billion laughs is never expanded). Each chapter is read by the HTML
-reader (:func:`~selfcrag.files.html_page.html_to_markdown`), its headings placed below
-its section, so a sentence's section path is the book's title, the chapter's title in the
-table of contents, then the chapter's own headings. Nothing in a book is run or fetched:
+reader (:mod:`selfcrag.files.html_page`), its headings placed below its section, so a
+sentence's section path is the book's title, the chapter's title in the table of contents,
+then the chapter's own headings. The book's author(s) (``dc:creator``) and description
+(``dc:description``) are its first lines, under its title.
+
+A table of contents may lead into a chapter at its anchors (``chapter.xhtml#part2``), as a
+book whose whole text is one file's does: each such entry then cuts the chapter, and titles
+the part from its anchor on (a part's heading that repeats the title is left out), so the
+parts are sections of their own, not all the one section of the chapter's first entry. The
+text is placed at the anchors it stands at, as an HTML page's is
+(:data:`~selfcrag.files.places.ANCHOR`, its ``id``), so a citation names ``#part2``. Nothing
+in a book is run or fetched:
 scripts are left out by the HTML reader and links are never followed. A chapter the spine
 lists more than once is read once, where it is first listed (a spine of 30,000 entries
 naming one chapter is one chapter, not 30,000 copies of it), and every entry is charged to
@@ -22,9 +31,11 @@ container format the project reads, and only the chapters' text is inflated.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 import zipfile
+from collections.abc import Iterator
 from urllib.parse import unquote, urlsplit
 from xml.etree.ElementTree import Element
 
@@ -38,7 +49,9 @@ from selfcrag.files.containers import (
     parse_xml,
     read_member,
 )
-from selfcrag.files.html_page import TooDeeplyNested, html_to_markdown
+from selfcrag.files.html_page import TooDeeplyNested, _written
+from selfcrag.files.outline import BLOCK_SEPARATOR
+from selfcrag.files.places import ANCHOR, NO_PLACE, Place, PlacedOutline
 
 __all__ = ["read_epub"]
 
@@ -50,9 +63,14 @@ _CHAPTER_LEVEL = 2
 _FONT_OBFUSCATION = frozenset({"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"})
 _XML_ENCODING = re.compile(rb"""<\?xml[^>]*encoding=["']([A-Za-z0-9._-]{1,40})["']""")
 _SPACES = re.compile(r"\s+")
+_HEADING = re.compile(r"^#{1,6} ")
+
+# A chapter's entries in the table of contents, in order: the anchor each leads to ("" for the chapter's start), and
+# its title.
+TableOfContents = dict[str, list[tuple[str, str]]]
 
 
-def read_epub(data: bytes, budget: ReadingBudget) -> str:
+def read_epub(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
     """Read an EPUB book's chapters, in reading order, as Markdown under their table-of-contents titles.
 
     Args:
@@ -61,10 +79,12 @@ def read_epub(data: bytes, budget: ReadingBudget) -> str:
             parsed, each entry of its spine, each chapter's elements and its text as it is written.
 
     Returns:
-        ``# Book title``, then for each chapter ``## Its title in the table of contents`` and its
-        text (its own headings from level 3; a first heading that repeats the chapter's title is
-        left out). A chapter the table of contents does not list (a cover, a title page) keeps
-        its own headings from level 2. The table of contents itself is not part of the text.
+        ``# Book title``, its authors and description, then for each chapter ``## Its title in the
+        table of contents`` and its text (its own headings from level 3; a first heading that
+        repeats the chapter's title is left out), each entry leading to an anchor in it a ``##``
+        section from there. A chapter the table of contents does not list (a cover, a title page)
+        keeps its own headings from level 2. The table of contents itself is not part of the text.
+        And the anchors the text stands at (:data:`~selfcrag.files.places.ANCHOR` places).
 
     Raises:
         UnreadableDocument: The file is no EPUB, is corrupt, DRM-protected, would unpack past the
@@ -81,12 +101,10 @@ def read_epub(data: bytes, budget: ReadingBudget) -> str:
         if item.get("id") and item.get("href") is not None
     }
     _refuse_drm(archive, budget)
-    titles = _table_of_contents(archive, package, manifest, folder, budget)
-    blocks: list[str] = []
-    book_title = _one_line(next((_text(e) for e in package.iter() if _local(e.tag) == "title"), ""))
-    if book_title:
-        blocks.append(f"# {book_title}")
-        budget.charge(len(blocks[-1]), pieces=1)
+    contents = _table_of_contents(archive, package, manifest, folder, budget)
+    outline = PlacedOutline(budget)
+    _write_metadata(outline, package)
+    anchors = itertools.count(1)  # the book's anchors, numbered in its order
     read: set[str] = set()
     for itemref in _children(package, "spine", "itemref"):
         budget.charge(pieces=1)
@@ -99,10 +117,37 @@ def read_epub(data: bytes, budget: ReadingBudget) -> str:
         if path in read:
             continue  # listed again: its text is in the book once
         read.add(path)
-        chapter = _chapter_markdown(read_member(archive, path, _KIND), titles.get(path), path, budget)
-        if chapter.strip():
-            blocks.append(chapter)
-    return "\n\n".join(blocks)
+        _write_chapter(outline, read_member(archive, path, _KIND), contents.get(path, []), path, anchors)
+    return outline.text(), outline.places()
+
+
+def _write_metadata(outline: PlacedOutline, package: Element) -> None:
+    """Write the book's title as its heading, then its authors and its description (which may be HTML)."""
+    metadata = next((e for e in package.iter() if _local(e.tag) == "metadata"), package)
+    values: dict[str, list[str]] = {"title": [], "creator": [], "description": []}
+    for element in metadata.iter():
+        if _local(element.tag) in values:
+            values[_local(element.tag)].append(_text(element))
+    titles = [_one_line(title) for title in values["title"] if title.strip()]
+    if titles:
+        outline.heading(1, titles[0])
+    creators = [_one_line(creator) for creator in values["creator"] if creator.strip()]
+    if creators:
+        outline.paragraph(f"{'Authors' if len(creators) > 1 else 'Author'}: {', '.join(creators)}")
+    for description in values["description"]:
+        for paragraph in _decode_markup(description).split("\n"):
+            outline.paragraph(paragraph)
+
+
+def _decode_markup(text: str) -> str:
+    """A description's text: its HTML's paragraphs one a line when it is HTML (as EPUB's often is), else itself."""
+    if "<" not in text:
+        return text
+    tree = LexborHTMLParser(text)
+    for block in tree.css("p, div, li, br, h1, h2, h3, h4, h5, h6"):
+        block.insert_after("\n")
+    body = tree.body
+    return body.text(deep=True) if body is not None else text
 
 
 def _package_path(archive: zipfile.ZipFile, budget: ReadingBudget) -> str:
@@ -129,11 +174,12 @@ def _refuse_drm(archive: zipfile.ZipFile, budget: ReadingBudget) -> None:
 
 def _table_of_contents(
     archive: zipfile.ZipFile, package: Element, manifest: dict[str, Element], folder: str, budget: ReadingBudget
-) -> dict[str, str]:
-    """Each chapter's title in the book's table of contents (EPUB 3's navigation document, else EPUB 2's NCX).
+) -> TableOfContents:
+    """Each chapter's entries in the book's table of contents (EPUB 3's navigation document, else EPUB 2's NCX).
 
     Returns:
-        The title of the first entry that leads to each chapter, by the chapter's member path.
+        By the chapter's member path, the entries that lead into it, in order: the anchor each leads to (``""``
+        for none) and its title; an anchor the table lists twice is titled by its first entry.
     """
     nav = next((item for item in manifest.values() if "nav" in item.get("properties", "").split()), None)
     if nav is not None:
@@ -151,56 +197,97 @@ def _table_of_contents(
     return _ncx_titles(parse_xml(read_member(archive, path, _KIND), _KIND, budget), posixpath.dirname(path))
 
 
-def _nav_titles(data: bytes, folder: str, budget: ReadingBudget) -> dict[str, str]:
-    """The chapter titles of an EPUB 3 navigation document: the links of its ``toc`` nav, in order."""
+def _nav_titles(data: bytes, folder: str, budget: ReadingBudget) -> TableOfContents:
+    """The entries of an EPUB 3 navigation document: the links of its ``toc`` nav, in order."""
     budget.charge(pieces=count_tags(data))
     tree = LexborHTMLParser(_decode(data))
     toc = tree.css_first('nav[epub\\:type~="toc"]') or tree.css_first("nav")
-    titles: dict[str, str] = {}
+    contents: TableOfContents = {}
     for link in toc.css("a[href]") if toc is not None else []:
-        title = _one_line(link.text(deep=True))
-        path = _member_path(folder, link.attributes.get("href") or "")
-        if title and path:
-            titles.setdefault(path, title)
-    return titles
+        _add_entry(contents, folder, link.attributes.get("href") or "", _one_line(link.text(deep=True)))
+    return contents
 
 
-def _ncx_titles(ncx: Element, folder: str) -> dict[str, str]:
-    """The chapter titles of an EPUB 2 NCX: its navigation points, in document order."""
-    titles: dict[str, str] = {}
+def _ncx_titles(ncx: Element, folder: str) -> TableOfContents:
+    """The entries of an EPUB 2 NCX: its navigation points, in document order."""
+    contents: TableOfContents = {}
     for point in ncx.iter():
         if _local(point.tag) != "navPoint":
             continue
         label = next((e for e in point.iter() if _local(e.tag) == "text"), None)
         content = next((e for e in point if _local(e.tag) == "content"), None)
         title = _one_line(_text(label)) if label is not None else ""
-        path = _member_path(folder, content.get("src", "")) if content is not None else ""
-        if title and path:
-            titles.setdefault(path, title)
-    return titles
+        _add_entry(contents, folder, content.get("src", "") if content is not None else "", title)
+    return contents
 
 
-def _chapter_markdown(data: bytes, title: str | None, path: str, budget: ReadingBudget) -> str:
-    """A chapter as Markdown: under ``## title`` when the table of contents names it, else by its own headings.
+def _add_entry(contents: TableOfContents, folder: str, href: str, title: str) -> None:
+    """Add an entry of the table of contents under its chapter, unless untitled, elsewhere or its anchor's again."""
+    path = _member_path(folder, href)
+    anchor = unquote(urlsplit(href).fragment)
+    entries = contents.setdefault(path, []) if title and path else []
+    if title and path and all(anchor != known for known, _ in entries):
+        entries.append((anchor, title))
 
-    Its text is charged to ``budget`` as it is written, its heading and the blank lines around it here.
+
+def _write_chapter(
+    outline: PlacedOutline, data: bytes, entries: list[tuple[str, str]], path: str, anchors: Iterator[int]
+) -> None:
+    """Write a chapter: under ``## title`` when the table of contents names it, else by its own headings.
+
+    An entry that leads to an anchor in the chapter titles the part from that anchor on, as a ``##`` heading of
+    its own. The chapter's blocks are charged to the book's budget as the HTML reader writes them; the headings
+    written here, when written.
     """
+    titled = bool(entries)
     try:
-        if title is None:
-            return html_to_markdown(_decode(data), budget, under=_CHAPTER_LEVEL - 1)
-        text = html_to_markdown(_decode(data), budget, under=_CHAPTER_LEVEL)
+        chapter = _written(_decode(data), _CHAPTER_LEVEL if titled else _CHAPTER_LEVEL - 1, outline.budget)
     except TooDeeplyNested as refused:
         raise UnreadableDocument(f"{refused} ({path})") from None
     except (UnreadableDocument, MemoryError):
         raise
     except Exception:  # the HTML parser may raise anything on a chapter it cannot read: the book is skipped
         raise UnreadableDocument(f"corrupt or unreadable {_KIND} ({path} is damaged)") from None
-    heading = f"{'#' * _CHAPTER_LEVEL} {title}"
-    budget.charge(len(heading) + 4, pieces=1)
-    first, _, rest = text.partition("\n\n")
-    if first.lstrip("#").strip() == title and first.startswith("#"):
-        text = rest  # the chapter's first heading repeats its title in the table of contents
-    return f"{heading}\n\n{text}" if text.strip() else heading
+    places = _places_by_block(chapter)
+    found = {place.label for block in places.values() for place in block if place.kind == ANCHOR}
+    cuts = {anchor: title for anchor, title in entries if anchor in found}
+    # The chapter's start is titled by an entry that leads to it, else by the first entry whose anchor the HTML
+    # reader does not place (an id on a span inside a paragraph): its title is kept, at the chapter's start.
+    start = next((title for anchor, title in entries if not anchor), None)
+    if entries and entries[0][0] not in cuts:
+        start = entries[0][1]
+    outline.unplace()  # no anchor of the chapter before holds here
+    if start is not None:
+        outline.heading(_CHAPTER_LEVEL, start)
+    title = start
+    for number, block in enumerate(chapter.blocks):
+        for place in places.get(number, []):
+            if place.kind == NO_PLACE:
+                outline.unplace()
+                continue
+            outline.place(ANCHOR, next(anchors), label=place.label)
+            if place.label in cuts:
+                title = cuts.pop(place.label)
+                outline.heading(_CHAPTER_LEVEL, title)
+        if title is not None and _HEADING.match(block) and block.lstrip("#").strip() == title:
+            title = None  # the part's first heading repeats its title in the table of contents
+            continue
+        title = None
+        outline.blocks.append(block)  # charged by the HTML reader
+
+
+def _places_by_block(chapter: PlacedOutline) -> dict[int, list[Place]]:
+    """A chapter's places, by the block each starts at."""
+    starts: dict[int, int] = {}
+    offset = 0
+    for number, block in enumerate(chapter.blocks):
+        starts[offset] = number
+        offset += len(block) + len(BLOCK_SEPARATOR)
+    by_block: dict[int, list[Place]] = {}
+    for place in chapter.places():
+        if place.offset in starts:
+            by_block.setdefault(starts[place.offset], []).append(place)
+    return by_block
 
 
 def _decode(data: bytes) -> str:

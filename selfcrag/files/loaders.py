@@ -41,7 +41,7 @@ from selfcrag.files.containers import (
     gunzip,
 )
 from selfcrag.files.html_page import TooDeeplyNested, read_html_page
-from selfcrag.files.manpage import is_man_page, man_page_to_markdown
+from selfcrag.files.manpage import is_man_page, is_roff_page, man_page_to_markdown, roff_page_to_markdown
 from selfcrag.files.markdown import markdown_text
 from selfcrag.files.outline import plain_text
 from selfcrag.files.places import Place
@@ -63,6 +63,7 @@ SUPPORTED_SUFFIXES = (
     *(".md", ".markdown", ".txt", ".pdf", ".rst", ".html", ".htm"),
     *(".docx", ".docm", ".odt", ".pptx", ".pptm", ".xlsx", ".xlsm", ".csv", ".tsv"),  # office documents and sheets
     *(".epub", ".ipynb", ".eml", ".rtf", ".gz"),  # books, notebooks, e-mail, RTF, compressed text (/usr/share/doc)
+    *(".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp"),  # pictures of text (scans, photos), read by OCR
 )
 """File suffixes (compared case-insensitively) that can be ingested; a file without one is read when it holds text."""
 
@@ -94,6 +95,12 @@ _LEGACY_OFFICE = {
     ".xls": "Excel 97-2003 workbook: save it as .xlsx to index it",
 }
 _REASON_LINK_ON_THE_WAY = "its path now goes through a link (not followed)"
+# Formats known and not read, which Python's table of types lacks: markup read by no reader here (AsciiDoc), and
+# binary files (Photoshop, OpenDocument slides, sheets and drawings, Apple's office files, e-books, databases).
+_KNOWN_UNREAD = frozenset(
+    {".adoc", ".asciidoc", ".psd", ".odp", ".ods", ".odg", ".key", ".pages", ".numbers", ".mobi", ".azw3"}
+    | {".djvu", ".chm", ".xps", ".sqlite", ".db"}
+)
 
 LINK_OUTSIDE = "a link to outside the folder"
 """Why :func:`discover` skips a link, found inside a folder, whose target lies outside that folder."""
@@ -120,6 +127,7 @@ _BINARY_READERS = {
     ".ipynb": "selfcrag.files.notebook:read_notebook",
     ".eml": "selfcrag.files.email_message:read_email",
     ".rtf": "selfcrag.files.rtf:read_rtf",
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp"), "selfcrag.files.images:read_image"),
 }
 # Text formats read by a reader module of their own once decoded: the function takes the text, the file's stem and
 # the budget.
@@ -281,7 +289,7 @@ class _Walker:
             if _is_supported_name(resolved.name):
                 self.add_file(resolved)
             else:
-                self.skip(path, _unsupported_reason(resolved.suffix.lower()))
+                self.skip(path, _unsupported_reason(resolved.suffix))
         else:
             self.skip(path, "not a regular file")
 
@@ -341,7 +349,7 @@ class _Walker:
                 elif _is_supported_name(resolved.name):
                     self.add_file(resolved)
                 else:
-                    self.skip(path, _unsupported_reason(resolved.suffix.lower()))
+                    self.skip(path, _unsupported_reason(resolved.suffix))
             # FIFOs, sockets and devices inside folders are ignored silently.
 
     def _list(self, directory: Path) -> list[os.DirEntry[str]] | None:
@@ -378,9 +386,11 @@ def read_document(path: Path, *, follow_links: bool = True) -> LoadedFile | Skip
     So are EPUB books, notebooks, e-mail (``.eml``) and RTF, read as Markdown by
     theirs. A ``.gz`` file is unpacked, bounded, and read as the name inside says
     (``NEWS.md.gz`` as Markdown, ``changelog.Debian.gz`` as text). Plain text (a
-    ``.txt``, or a file without an extension that holds text) is read as it is: a
-    ``# ...`` line in it is a line of text, not a heading, unless the file opens
-    with one (Markdown saved as text). A legacy ``.doc``, ``.ppt`` or ``.xls`` is
+    ``.txt``, or a file without an extension, or with one of no known type, that
+    holds text: ``README.Debian``, ``tmux.conf``) is read as it is: a ``# ...``
+    line in it is a line of text, not a heading, unless the file opens with one
+    (Markdown saved as text). A manual page's roff source (``ls.1``,
+    ``chage.zh_CN.1.gz``) is written as Markdown by its sections. A legacy ``.doc``, ``.ppt`` or ``.xls`` is
     skipped with what to save it as.
     The work per document is bounded before a parser runs: HTML nesting
     depth, PDF pages and drawing instructions, the elements of what is parsed
@@ -424,13 +434,14 @@ def read_document(path: Path, *, follow_links: bool = True) -> LoadedFile | Skip
         same_lines = False
         places: tuple[Place, ...] = ()
         if suffix in _BINARY_READERS:
-            (text, places), encoding = _read_with(_BINARY_READERS[suffix], data, budget=budget), suffix[1:]
+            text, places, read_as = _read_with(_BINARY_READERS[suffix], data, budget=budget)
+            encoding = read_as or suffix[1:]
         else:
-            text, encoding = _decode_text(data)
+            text, encoding = _decode_text(data, resolved.suffix if suffix not in (*SUPPORTED_SUFFIXES, "") else "")
             data = b""  # the file's bytes are its text now: a 50 MB file is not held twice while it is read
             decoded_lines = text.count("\n")
             if suffix in _TEXT_READERS:
-                text, places = _read_with(_TEXT_READERS[suffix], text, resolved.stem, budget=budget)
+                text, places, _ = _read_with(_TEXT_READERS[suffix], text, resolved.stem, budget=budget)
             elif suffix in _MARKUP_TO_MARKDOWN:
                 parse = _MARKUP_TO_MARKDOWN[suffix]
                 text, places = _markup_text(text, suffix, lambda source: parse(source, budget))
@@ -438,6 +449,8 @@ def read_document(path: Path, *, follow_links: bool = True) -> LoadedFile | Skip
                 text, _ = _markup_text(text, suffix, markdown_text)
                 # An HTML heading or line break adds lines: then no line number would be the file's.
                 same_lines = text.count("\n") == decoded_lines
+            elif is_roff_page(resolved.stem if resolved.suffix.lower() == ".gz" else resolved.name, text):
+                text = roff_page_to_markdown(text, budget)  # a manual page's source: ls.1, chage.zh_CN.1.gz
             elif is_man_page(text):
                 text = man_page_to_markdown(text, budget)
             else:  # plain text (.txt, or a name without a known suffix): a "# ..." line in it is no heading
@@ -468,7 +481,7 @@ def _gunzipped(data: bytes, name: str) -> tuple[bytes, str]:
     """
     suffix = Path(name).suffix.lower()
     if suffix == ".gz" or (suffix not in SUPPORTED_SUFFIXES and _names_a_file_type(suffix)):
-        raise _Skip(f"{_unsupported_reason(suffix)} (compressed)")
+        raise _Skip(f"{_unsupported_reason(Path(name).suffix)} (compressed)")
     limit = min(MAX_UNPACKED_BYTES, max(RATIO_FLOOR, MAX_COMPRESSION_RATIO * len(data)))
     try:
         unpacked = gunzip(data, "gzip file", limit)
@@ -507,13 +520,12 @@ def _read_bytes(path: Path, follow_links: bool = True) -> tuple[Path, bytes]:
 
     """
     resolved = _resolve(path) if follow_links else Path(os.path.abspath(path))
-    suffix = resolved.suffix.lower()
     limit = MAX_FILE_BYTES
 
     def check(found: os.stat_result) -> None:
         _check_regular(found)
         if not _is_supported_name(resolved.name):
-            raise _Skip(_unsupported_reason(suffix))
+            raise _Skip(_unsupported_reason(resolved.suffix))
         if found.st_size > limit:
             raise _Skip(f"larger than {format_size(limit)}")
 
@@ -616,7 +628,7 @@ def _check_regular(found: os.stat_result) -> None:
         raise _Skip("not a regular file")
 
 
-def _decode_text(data: bytes) -> tuple[str, str]:
+def _decode_text(data: bytes, unknown_suffix: str = "") -> tuple[str, str]:
     """Decode the bytes of a text file, detecting its encoding.
 
     A byte-order mark decides; else strict UTF-8; else charset-normalizer
@@ -626,6 +638,8 @@ def _decode_text(data: bytes) -> tuple[str, str]:
 
     Args:
         data: Raw file contents (not empty).
+        unknown_suffix: The suffix of a file read by its content (``.Debian``, as its name writes it): when it
+            holds no text, it is skipped as of an unsupported type, not as a binary file.
 
     Returns:
         The decoded text (without BOM, with LF line endings) and the encoding used.
@@ -634,6 +648,13 @@ def _decode_text(data: bytes) -> tuple[str, str]:
         _Skip: The data is binary, undecodable or whitespace-only.
 
     """
+    if unknown_suffix:
+        try:
+            return _decode_text(data)
+        except _Skip as skip:
+            if skip.reason == "empty file":
+                raise
+            raise _Skip(_unsupported_reason(unknown_suffix)) from None
     if data.startswith(_UTF16_LE_BOM) or data.startswith(_UTF16_BE_BOM):
         encoding = "utf-16-le" if data.startswith(_UTF16_LE_BOM) else "utf-16-be"
         text = _decode_with_fallback(data[2:], (encoding,))
@@ -653,7 +674,9 @@ def _decode_text(data: bytes) -> tuple[str, str]:
     return text, encoding
 
 
-def _read_with(reader: str, source: bytes | str, *names: str, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
+def _read_with(
+    reader: str, source: bytes | str, *names: str, budget: ReadingBudget
+) -> tuple[str, tuple[Place, ...], str | None]:
     """Read a file with a reader module's function, named ``"module:function"``.
 
     Args:
@@ -663,7 +686,8 @@ def _read_with(reader: str, source: bytes | str, *names: str, budget: ReadingBud
         budget: The document's budget, which the reader charges.
 
     Returns:
-        The Markdown text and the places in it (none for a reader that marks none).
+        The Markdown text, the places in it (none for a reader that marks none) and what the reader says the
+        file was read as, when it says (``pdf+ocr``, ``ocr``: read by OCR; else None).
 
     Raises:
         UnreadableDocument: The reader refused the file, or it is past its budget.
@@ -671,10 +695,10 @@ def _read_with(reader: str, source: bytes | str, *names: str, budget: ReadingBud
     """
     module, _, function = reader.partition(":")
     read = getattr(importlib.import_module(module), function)(source, *names, budget=budget)
-    text, places = (read, ()) if isinstance(read, str) else read
+    text, places, read_as = (read, (), None) if isinstance(read, str) else (*read, None)[:3]
     if not text.strip():
         raise _Skip("no text in it")
-    return text, places
+    return text, places, read_as
 
 
 def _markup_text(
@@ -846,14 +870,37 @@ def nothing_to_ingest(paths: Iterable[str | Path], skipped: Iterable[SkippedFile
 
 
 def _is_supported_name(name: str) -> bool:
-    """Tell whether a file name has a supported suffix, or none: ``README``, ``NEWS`` are read when they hold text."""
-    return Path(name).suffix.lower() in (*SUPPORTED_SUFFIXES, "")
+    """Tell whether a file name has a supported suffix, none, or one read by content (see :func:`_read_by_content`).
+
+    ``README`` and ``NEWS``, ``README.Debian`` and ``example_tmux.conf`` are read when they hold text.
+    """
+    suffix = Path(name).suffix.lower()
+    return suffix in (*SUPPORTED_SUFFIXES, "") or _read_by_content(suffix)
+
+
+def _read_by_content(suffix: str) -> bool:
+    """Tell whether a suffix no reader knows names no type of file either, so that the file's content decides.
+
+    ``.Debian``, ``.source``, ``.conf``, ``.catalog`` or a manual's section (``.1``, ``.3ssl``) say nothing of what
+    the file holds: it is read when it holds text (as a file without a suffix is), and skipped as of an unsupported
+    type when not. A suffix of a type that is no text (``.png``, ``.ps``, ``.zip``, by Python's table of types, and
+    the few of :data:`_KNOWN_UNREAD` that table lacks) is skipped by its name.
+
+    Args:
+        suffix: The suffix, in lower case.
+    """
+    return (
+        suffix not in SUPPORTED_SUFFIXES
+        and suffix not in _LEGACY_OFFICE
+        and suffix not in _KNOWN_UNREAD
+        and not _names_a_file_type(suffix)
+    )
 
 
 def _unsupported_reason(suffix: str) -> str:
-    """Return the skip reason for an unsupported suffix; for a legacy Office file, what to do to read it."""
-    if suffix in _LEGACY_OFFICE:
-        return _LEGACY_OFFICE[suffix]
+    """Return the skip reason for an unsupported suffix (as the name writes it); for legacy Office, what to do."""
+    if suffix.lower() in _LEGACY_OFFICE:
+        return _LEGACY_OFFICE[suffix.lower()]
     return f"unsupported type {suffix}" if suffix else "unsupported type (no extension)"
 
 

@@ -5,11 +5,20 @@ marked with a ``slide`` place so a citation names the slide's number. Under it:
 the text of its shapes (a bulleted placeholder's paragraphs as list items, a
 text box's as paragraphs, in the order the slide holds them, groups included),
 its tables one row a line, each value after its column header (see
-:mod:`selfcrag.files.tables`), and its speaker notes under ``## Notes``. Dates,
-footers and slide numbers repeated on every slide are left out, as are
-pictures, charts and media. Nothing in the file runs or is fetched: the macros
-of a .pptm are never read, and linked pictures and external links stay
-unloaded relationships.
+:mod:`selfcrag.files.tables`), a picture's alternative text (its title and
+description, as PowerPoint's "Alt Text" keeps them), a chart's title and data
+(a line per category, each series' value after the series' name, from the
+values the chart caches), a SmartArt diagram's text as list items, and its
+speaker notes under ``## Notes``. Dates, footers and slide numbers repeated on
+every slide are left out, as are media. Nothing in the file runs or is fetched:
+the macros of a .pptm are never read, and linked pictures, a chart's embedded
+workbook and external links stay unloaded relationships.
+
+Slides are numbered as PowerPoint numbers them: in the order of the
+presentation's slide list (``p:sldIdLst``), not by their parts' names
+(``slide19.xml`` may be the fifth slide), hidden slides counted. A hidden
+slide (``show="0"``) is read too, with its own number: it is left out of the
+slide show, not out of the deck, and what it says is the author's.
 """
 
 from __future__ import annotations
@@ -17,11 +26,12 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from selfcrag.files.containers import ReadingBudget, library_errors, open_zip
+from selfcrag.files.containers import ReadingBudget, library_errors, open_zip, parse_xml
 from selfcrag.files.places import PlacedOutline
-from selfcrag.files.tables import is_header_row, row_line
+from selfcrag.files.tables import cell_text, is_header_row, row_line
 
 if TYPE_CHECKING:
+    from pptx.chart.chart import Chart
     from pptx.shapes.base import BaseShape
     from pptx.slide import Slide
     from pptx.table import Table
@@ -36,6 +46,13 @@ NOTES_HEADING = "Notes"
 
 _KIND = "PowerPoint presentation"
 _MAX_NESTING = 20  # groups in groups
+_CATEGORY_HEADER = "Category"
+"""The header of a chart's category column, when written as a table."""
+_DIAGRAM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+_DIAGRAM_NS = "{" + _DIAGRAM + "}"
+_DRAWING_NS = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_RELATIONSHIP_NS = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_DIAGRAM_CONNECTIONS = frozenset({"parTrans", "sibTrans", "pres"})  # a diagram's points that hold no text of its own
 
 
 def read_pptx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
@@ -95,6 +112,12 @@ def _write_shape(outline: PlacedOutline, shape: BaseShape, depth: int) -> None:
             _write_shape(outline, inner, depth + 1)
     elif getattr(shape, "has_table", False):
         _write_table(outline, shape.table)  # type: ignore[attr-defined]
+    elif getattr(shape, "has_chart", False):
+        _write_chart(outline, shape.chart)  # type: ignore[attr-defined]
+    elif shape.shape_type == MSO_SHAPE_TYPE.PICTURE or shape.element.tag.endswith("}pic"):
+        _write_alt_text(outline, shape)
+    elif shape.element.tag.endswith("}graphicFrame"):
+        _write_diagram(outline, shape)
     elif shape.has_text_frame:
         _write_text(outline, shape.text_frame, as_items)  # type: ignore[attr-defined]
 
@@ -115,3 +138,65 @@ def _write_table(outline: PlacedOutline, table: Table) -> None:
         headers, rows = rows[0], rows[1:]
     for row in rows:
         outline.paragraph(row_line(row, headers, outline.budget))
+
+
+def _write_alt_text(outline: PlacedOutline, shape: BaseShape) -> None:
+    """Write a picture's alternative text: its title, then its description (each once)."""
+    properties = shape.element.find(".//{*}cNvPr")
+    if properties is None:
+        return
+    written: set[str] = set()
+    for name in ("title", "descr"):
+        text = " ".join((properties.get(name) or "").split())
+        if text and text not in written:
+            written.add(text)
+            outline.paragraph(text)
+
+
+def _write_chart(outline: PlacedOutline, chart: Chart) -> None:
+    """Write a chart's title, then a line per category: each series' value after the series' name.
+
+    The values are those the chart caches in its own part (what it shows); its embedded workbook is not opened.
+    """
+    if chart.has_title and chart.chart_title.has_text_frame:
+        outline.paragraph(chart.chart_title.text_frame.text)
+    try:
+        plots = list(chart.plots)
+    except (NotImplementedError, ValueError, KeyError):  # a kind of plot python-pptx does not read: its title stays
+        return
+    for plot in plots:
+        series = list(plot.series)
+        names = [" ".join((one.name or "").split()) or f"Series {number}" for number, one in enumerate(series, 1)]
+        values = [list(one.values) for one in series]
+        categories = [_category_label(category) for category in plot.categories]
+        outline.budget.charge(pieces=len(categories) + sum(map(len, values)))
+        for row, category in enumerate(categories):
+            cells = [category] + [cell_text(column[row]) if row < len(column) else "" for column in values]
+            if any(cells[1:]):
+                outline.paragraph(row_line(cells, [_CATEGORY_HEADER, *names], outline.budget))
+
+
+def _category_label(category: object) -> str:
+    """A chart category's label: a multi-level category's labels joined, outer first."""
+    labels = category if isinstance(category, tuple) else (category,)
+    return " ".join(" ".join(str(label).split()) for label in labels if label is not None)
+
+
+def _write_diagram(outline: PlacedOutline, shape: BaseShape) -> None:
+    """Write a SmartArt diagram's text, a list item per node, from its data part (in the diagram's order)."""
+    ids = shape.element.find(f".//{_DIAGRAM_NS}relIds")
+    target = ids.get(f"{_RELATIONSHIP_NS}dm") if ids is not None else None
+    if not target or target not in shape.part.rels:
+        return
+    related = shape.part.rels[target]
+    if related.is_external:
+        return
+    data = parse_xml(related.target_part.blob, _KIND)  # its elements charged with the file's before
+    for point in data.iter(f"{_DIAGRAM_NS}pt"):
+        if point.get("type") in _DIAGRAM_CONNECTIONS:
+            continue
+        body = point.find(f"{_DIAGRAM_NS}t")
+        if body is None:
+            continue
+        for paragraph in body.iter(f"{_DRAWING_NS}p"):
+            outline.item("".join(run.text or "" for run in paragraph.iter(f"{_DRAWING_NS}t")))

@@ -49,6 +49,8 @@ _LIST_QUESTION = re.compile(
 _ASKS = re.compile(r"[?？]\s*$")
 # A person's initials ("t.s", "j"): beside a name the question gives, they add nothing to it ("T.S. Eliot").
 _INITIALS = re.compile(r"[a-z](?:\.[a-z])*\.?")
+# A byline's label ("Author: T.S. Eliot", an e-book's creator): beside a name the question gives, it adds nothing.
+_BYLINE_LABELS = frozenset({"author", "authors", "by", "creator", "written", "作者", "著"})
 _SECTION_NUMBER = re.compile(r"^\s*(?:[-*+•]\s*)?\d+(?:\.\d+)*[.)、]?\s")
 # Dot leaders of a table of contents (". . . . 22", "……… 22").
 _LEADERS = re.compile(r"(?:\.\s*){4,}|…{2,}|·{4,}|_{6,}")
@@ -104,7 +106,7 @@ def answer_weight(strip: Strip, profile: QuestionProfile) -> float:
     terms = {t for t in tokenize(_SECTION_NUMBER.sub("", text)) if t not in QUESTION_TERMS}
     if not terms:
         return 0.0
-    if all(_INITIALS.fullmatch(t) for t in terms - profile.terms):
+    if all(_INITIALS.fullmatch(t) for t in terms - profile.terms - _BYLINE_LABELS):
         return RESTATEMENT_FACTOR
     return 1.0
 
