@@ -7,7 +7,9 @@ column headers, ``Version: 10; Codename: Buster; Release: 2019-07-06`` (see
 are. Each row is marked with a ``row`` place: the sheet's name and the row's
 number as the spreadsheet shows it (in a CSV file, the record's number, the
 header being row 1). A lone title cell over the table is written as a line of
-its own.
+its own. A sheet holding a pivot table takes its header from the table's
+definition (``xl/pivotTables/``): the row of "Row Labels" and "Sum of Sales",
+below the filters ("Region: (All)"), which are written as lines of their own.
 
 What is read is bounded: at most :data:`MAX_ROWS` rows with values and
 :data:`MAX_CHARS` characters from a file (a note in the text says where reading
@@ -27,18 +29,32 @@ from __future__ import annotations
 
 import csv
 import io
+import posixpath
 import re
 import warnings
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from selfcrag.files.containers import ReadingBudget, UnreadableDocument, library_errors, open_zip
+from defusedxml import DefusedXmlException
+from defusedxml import ElementTree as SafeElementTree
+
+from selfcrag.files.containers import (
+    ReadingBudget,
+    UnreadableDocument,
+    count_tags,
+    library_errors,
+    open_zip,
+    parse_xml,
+    read_member,
+)
 from selfcrag.files.places import PlacedOutline
 from selfcrag.files.tables import MAX_COLUMNS, cell_text, is_header_row, row_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from xml.etree.ElementTree import Element
 
     from selfcrag.files.places import Place
 
@@ -73,6 +89,9 @@ _SHEET_DATA = re.compile(rb"<(?:[\w.-]+:)?sheetData[\s/>]")
 _ROW = re.compile(rb"<(?:[\w.-]+:)?row[\s/>]")
 _CHUNK = 1024 * 1024
 _LONGEST_TAG = 64  # the bytes of a row's start tag that may stand split between two chunks, at most
+# A sheet's relationship to a pivot table it shows, and the cell reference a pivot table's location starts at.
+_PIVOT_TABLE = "/pivotTable"
+_FIRST_CELL = re.compile(r"\$?([A-Za-z]{1,3})\$?([0-9]{1,7})")
 
 
 def read_xlsx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
@@ -94,6 +113,7 @@ def read_xlsx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...
 
     with open_zip(data, _KIND) as archive:  # bounds and entity declarations checked: openpyxl reads the same bytes
         _refuse_long_unsized_sheets(archive)
+        pivot_headers = _pivot_header_rows(archive, budget)
     writer = _SheetWriter(budget)
     with library_errors(_KIND), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # openpyxl warns about extensions it does not read (data validation, ...)
@@ -105,7 +125,8 @@ def read_xlsx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...
                     break
                 sheet.reset_dimensions()  # a declared size may claim a million rows: rows are as many as the sheet has
                 values = sheet.iter_rows(min_row=1, max_col=MAX_COLUMNS, values_only=True)
-                writer.sheet(sheet.title, enumerate(values, start=1))
+                header = pivot_headers.get(getattr(sheet, "_worksheet_path", ""))
+                writer.sheet(sheet.title, enumerate(values, start=1), header_row=header)
         finally:
             workbook.close()
     return writer.outline.text(), writer.outline.places()
@@ -136,6 +157,94 @@ def _refuse_long_unsized_sheets(archive: zipfile.ZipFile) -> None:
                         f"{_KIND} with a sheet of more than {MAX_ROWS_SCANNED:,} rows that declares no size"
                     )
                 tail, chunk = chunk[-_LONGEST_TAG:], stream.read(_CHUNK)
+
+
+def _pivot_header_rows(archive: zipfile.ZipFile, budget: ReadingBudget) -> dict[str, int]:
+    """The header row of the pivot table each sheet shows (its topmost one), by the sheet's part name.
+
+    A pivot table's definition gives its location: ``<location ref="A3:C9" firstDataRow="2" ...>``, the
+    rows of its header running from the top of ``ref`` to the row before its first data row, the filters
+    ("Region", "(All)") standing above ``ref``. The header is the last of those rows: "Row Labels", "Sum
+    of Sales" (above it, "Column Labels" when columns are grouped). Only a table that starts in the
+    sheet's first column is taken: one placed beside other cells shares its rows with them. A definition
+    that cannot be read is passed over: the sheet is read as any other.
+
+    Raises:
+        UnreadableDocument: The definitions hold more elements than the budget has pieces left.
+    """
+    headers: dict[str, int] = {}
+    for member in archive.namelist():
+        folder, name = posixpath.split(member)
+        if posixpath.basename(folder) != "_rels" or not name.endswith(".xml.rels"):
+            continue
+        sheet = posixpath.join(posixpath.dirname(folder), name.removesuffix(".rels"))
+        for target in _related(archive, member, _PIVOT_TABLE, budget):
+            part = (
+                target.lstrip("/")
+                if target.startswith("/")
+                else posixpath.normpath(posixpath.join(posixpath.dirname(sheet), target))
+            )
+            row = _pivot_header_row(archive, part)
+            if row is not None and (sheet not in headers or row < headers[sheet]):
+                headers[sheet] = row
+    return headers
+
+
+def _related(archive: zipfile.ZipFile, rels: str, kind: str, budget: ReadingBudget) -> list[str]:
+    """The targets of a part's relationships whose type ends with ``kind`` (none when they cannot be read)."""
+    root = _part(archive, rels, budget)
+    if root is None:
+        return []
+    return [
+        element.get("Target") or ""
+        for element in root
+        if element.tag.rpartition("}")[2] == "Relationship" and (element.get("Type") or "").endswith(kind)
+    ]
+
+
+def _pivot_header_row(archive: zipfile.ZipFile, part: str) -> int | None:
+    """The sheet row of a pivot table's header, from its definition's ``location``; None when it gives none.
+
+    The location is the definition's first element: the part is parsed (with defusedxml) only as far as it,
+    never whole (a definition lists every item of every field).
+    """
+    location = None
+    try:
+        with archive.open(part) as stream:
+            for _event, element in SafeElementTree.iterparse(
+                stream, events=("start",), forbid_dtd=False, forbid_entities=True, forbid_external=True
+            ):
+                name = element.tag.rpartition("}")[2]
+                if name == "location":
+                    location = element
+                    break
+                if name != "pivotTableDefinition":  # past where the location stands
+                    break
+    except (KeyError, DefusedXmlException, SafeElementTree.ParseError, zipfile.BadZipFile, OSError, zlib.error):
+        return None
+    if location is None:
+        return None
+    top = _FIRST_CELL.match(location.get("ref") or "")
+    first_data = location.get("firstDataRow") or ""
+    # A pivot table beside other cells (placed right of the data it sums) leaves the sheet's rows to tell.
+    if top is None or top.group(1).upper() != "A" or not first_data.isdigit() or not 0 < int(first_data) <= 100:
+        return None
+    return int(top.group(2)) + int(first_data) - 1
+
+
+def _part(archive: zipfile.ZipFile, name: str, budget: ReadingBudget) -> Element | None:
+    """A workbook's XML part, parsed, its elements charged; None when it is missing or damaged."""
+    if name not in archive.NameToInfo:
+        return None
+    try:
+        data = read_member(archive, name, _KIND)
+    except UnreadableDocument:
+        return None
+    budget.charge(pieces=count_tags(data))
+    try:
+        return parse_xml(data, _KIND)
+    except UnreadableDocument:
+        return None
 
 
 def read_csv(text: str, name: str, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
@@ -247,13 +356,21 @@ class _SheetWriter:
         self.chars = 0
         self.stopped = False
 
-    def sheet(self, heading: str, rows: Iterable[tuple[int, Sequence[object]]], in_workbook: bool = True) -> None:
+    def sheet(
+        self,
+        heading: str,
+        rows: Iterable[tuple[int, Sequence[object]]],
+        in_workbook: bool = True,
+        header_row: int | None = None,
+    ) -> None:
         """Write one sheet: its name as a heading (when it has rows with values), then its rows.
 
         Args:
             heading: The sheet's name (a CSV or TSV file's, its file name).
             rows: ``(number, values)`` for each row, numbered as the sheet numbers them.
             in_workbook: The sheet is one of a workbook's, so its places name it (a CSV file's name none).
+            header_row: The row known to hold the column headers (a pivot table's); the rows above it are
+                written as lines of their own. None: the first rows tell.
         """
         name = heading if in_workbook else None
         headers: list[str] | None = None  # None until the second row with values tells what the first is
@@ -277,6 +394,14 @@ class _SheetWriter:
                 self.outline.place("row", number, name)  # the sheet's heading stands with its first row
                 self.outline.heading(1, heading)
                 named = True
+            if header_row is not None and headers is None:
+                if number < header_row:  # a pivot table's filters above its header: "Region: (All)"
+                    pair = len([cell for cell in cells if cell]) == 2 and len(cells) == 2
+                    self._row(name, number, cells[1:] if pair else cells, cells[:1] if pair else [])
+                    continue
+                headers = cells if number == header_row else []
+                if number == header_row:
+                    continue
             if headers is None and first is None:
                 first = (number, cells)
                 continue
