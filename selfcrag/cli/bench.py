@@ -74,6 +74,16 @@ def bench(
         ),
     ] = False,
     sentences: Annotated[int, typer.Option(min=1, help="Sentences of PATH that --embedders embeds.")] = 2000,
+    ocr: Annotated[
+        bool,
+        typer.Option(
+            "--ocr",
+            help="Measure OCR instead: seconds a page of the PDFs at PATH (a PDF or a folder) takes rendered at "
+            "150 dpi and read by OCR, and its character accuracy against the page's own text layer; against "
+            "a reference (embedding 200 sentences) measured in the same run.",
+        ),
+    ] = False,
+    pages: Annotated[int, typer.Option(min=1, help="Pages of each PDF that --ocr reads.")] = 3,
     data_dir: DataDir = None,
 ) -> None:
     """Benchmark ingestion, search and answering on a folder.
@@ -81,10 +91,14 @@ def bench(
     One run in a temporary index: ingestion against the embedder alone, search
     and offline workflow latency, peak memory, index size. With --scale: the
     index at 10K, 100K and 1M sentences. With --cli: what whole `selfcrag`
-    processes cost. With --embedders: the default model's runtimes side by side.
+    processes cost. With --embedders: the default model's runtimes side by side. With --ocr: seconds and
+    accuracy of OCR on PDF pages.
     """
     from selfcrag.eval.bench import read_questions, run_bench
 
+    if ocr:
+        _bench_ocr(path, pages, as_json)
+        return
     if embedders:
         _bench_embedders(path or SAMPLE_KB, sentences, seed, as_json)
         return
@@ -194,6 +208,47 @@ def _bench_embedders(path: Path, sentences: int, seed: int, as_json: bool) -> No
         f"median of {report['rounds']} rounds; mean {report['mean_chars']} characters a sentence; "
         f"load after {report['load_after']}; {report['machine']}",
         markup=False,
+    )
+
+
+def _bench_ocr(path: Path | None, pages: int, as_json: bool) -> None:
+    from selfcrag.errors import UserError
+    from selfcrag.eval.bench import run_ocr_bench
+
+    with user_errors(), progress_reporter() as progress:
+        if path is None or not path.exists():
+            raise UserError("bench --ocr needs PDFs with a text layer: name a PDF or a folder holding some")
+        report = run_ocr_bench([path], pages=pages, progress=progress)
+    if as_json:
+        print(json_text(report))
+        return
+    table = Table("PDF", "page", "pixels", "characters", "seconds", "CPU s", "accuracy", "with spaces")
+    for row in report["pages"]:  # type: ignore[attr-defined]
+        table.add_row(
+            row["pdf"],
+            str(row["page"]),
+            row["pixels"],
+            str(row["characters"]),
+            f"{row['seconds']:.2f}",
+            f"{row['cpu_seconds']:.2f}",
+            f"{row['accuracy']:.4f}",
+            f"{row['accuracy_with_spaces']:.4f}",
+        )
+    table.title = f"selfcrag bench --ocr: {path} at {report['dpi']} dpi"
+    out.print(table)
+    out.print(
+        f"median {report['seconds_per_page']} s a page ({report['cpu_seconds_per_page']} s CPU; target "
+        f"<= {report['seconds_target']} s on a quiet two-core machine), {report['page_per_reference']}x the "
+        f"reference; accuracy median {report['accuracy_median']}, min {report['accuracy_min']} (target >= "
+        f"{report['accuracy_target']})",
+        markup=False,
+        soft_wrap=True,
+    )
+    err.print(
+        f"reference: {report['reference']}: {report['reference_seconds']} s before and after; load after "
+        f"{report['load_after']}; {report['machine']}",
+        markup=False,
+        soft_wrap=True,
     )
 
 

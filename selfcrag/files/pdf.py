@@ -19,6 +19,10 @@ reader of the printed document would:
 Each page's text starts with a :class:`~selfcrag.files.places.Place` naming its
 physical page number and, when the PDF labels its pages otherwise, its printed label.
 
+A scanned page (a picture of the page, with no text layer or a few words of one) is rendered with
+pypdfium2 and read by OCR (:mod:`selfcrag.files.ocr`), then read on as the other pages: a PDF mixing
+text pages and scanned ones reads both, each cited by its page.
+
 The work is bounded before any page is read: the number of pages, and the bytes
 of drawing instructions (see :data:`PDF_DRAWING_RATIO`; a stream that inflates past
 pypdf's own limit is refused as a compression bomb); and while pages are read, by
@@ -56,6 +60,10 @@ __all__ = [
     "MAX_READ_SECONDS",
     "PDF_DRAWING_FLOOR",
     "PDF_DRAWING_RATIO",
+    "PICTURE_SHARE",
+    "READ_WITH_OCR",
+    "SCAN_SHARE",
+    "SCAN_WORDS",
     "read_pdf",
 ]
 
@@ -89,6 +97,22 @@ MAX_OUTLINE_DEPTH = 5
 
 MAX_OUTLINE_ENTRIES = 5_000
 """At most this many bookmarks become headings (a 1,000-page manual has about 1,500)."""
+
+SCAN_WORDS = 50
+"""A page whose text layer holds fewer words than this, under pictures that cover most of it, is read by OCR.
+
+A scanner's or a designer's PDF may draw a few words over its page's picture (a stamp, "Background", a
+caption); a page of text holds 300 to 600 words.
+"""
+
+SCAN_SHARE = 0.5
+"""Share of a page pictures cover for the page, with a few words of text layer, to be a scan."""
+
+PICTURE_SHARE = 0.1
+"""Share of a page pictures cover for the page, without any text layer, to be read by OCR (a photo, a receipt)."""
+
+READ_WITH_OCR = "pdf+ocr"
+"""What a PDF some pages of which were read by OCR says it was read as (its ``encoding``)."""
 
 _clock = time.monotonic  # what MAX_READ_SECONDS is measured by (a test gives its own)
 
@@ -153,8 +177,10 @@ class _Bookmark:
     title: str
 
 
-def read_pdf(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
+def read_pdf(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...], str]:
     """Read a PDF's text layer as Markdown: its title, its outline's headings and its pages' text, with their places.
+
+    Scanned pages (:func:`_read_scanned_pages`) are read by OCR and go on as the pages around them.
 
     Args:
         data: Raw PDF bytes (not empty).
@@ -163,16 +189,21 @@ def read_pdf(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]
 
     Returns:
         The text (the title as a ``#`` heading when the PDF has one, the outline's entries as
-        headings, the pages' lines without running headers, footers and tables of contents) and a
-        ``Place(offset, "page", number, label)`` where each page's text starts.
+        headings, the pages' lines without running headers, footers and tables of contents), a
+        ``Place(offset, "page", number, label)`` where each page's text starts, and what it was read as:
+        ``pdf``, or :data:`READ_WITH_OCR` when pages of it were read by OCR.
 
     Raises:
-        UnreadableDocument: The PDF is encrypted, corrupt, too costly to read or has no text layer.
+        UnreadableDocument: The PDF is encrypted, corrupt, too costly to read or has no text (no text layer
+            and no scanned page, or OCR read nothing, or OCR is off).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reader, pages = _open(data)
         texts = _page_texts(pages, len(data), budget)
+        scanned = _read_scanned_pages(data, texts, budget)
+        if not any(texts):
+            raise UnreadableDocument(_REASON_NO_TEXT_LAYER if scanned is None else scanned)
         bookmarks = _bookmarks(reader, len(pages))
         printed, labelled = _page_labels(reader, len(pages))
         title = _pdf_title(reader, next(text for text in texts if text), use_bookmark=not bookmarks)
@@ -192,7 +223,7 @@ def read_pdf(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]
             writer.heading(heading.level, heading.text)
             start = heading.end  # the lines that print the heading are the heading
         writer.lines(lines[start:])
-    return writer.text(), writer.places()
+    return writer.text(), writer.places(), READ_WITH_OCR if scanned == "" else "pdf"
 
 
 def _as_read(texts: list[str], printed: list[str], title: str | None) -> list[list[str]]:
@@ -281,9 +312,86 @@ def _page_texts(pages: list[PageObject], file_size: int, budget: ReadingBudget) 
         texts[index] = page_text
     if not pages:
         raise UnreadableDocument("PDF has no pages")
-    if not any(texts):
-        raise UnreadableDocument(_REASON_CORRUPT if failed == len(pages) else _REASON_NO_TEXT_LAYER)
+    if failed == len(pages):
+        raise UnreadableDocument(_REASON_CORRUPT)
     return texts
+
+
+def _read_scanned_pages(data: bytes, texts: list[str], budget: ReadingBudget) -> str | None:
+    """Read the scanned pages of a PDF by OCR, in place of their text layer.
+
+    A page is scanned when pictures cover :data:`SCAN_SHARE` of it and its text layer holds fewer than
+    :data:`SCAN_WORDS` words (none, or a few words drawn around the picture), or when it has no text
+    layer and a picture covers :data:`PICTURE_SHARE` of it. Each is rendered at
+    :data:`~selfcrag.files.ocr.OCR_DPI` with pypdfium2 and read by :mod:`selfcrag.files.ocr`; its lines
+    become the page's text, read from then on as every page is (running lines, broken words, places).
+
+    Args:
+        data: The PDF's bytes.
+        texts: Each page's text layer; a scanned page's is replaced by what OCR read on it.
+        budget: The document's: the pages' text must fit it.
+
+    Returns:
+        None when no page is scanned; "" when the scanned pages were read; else why they were not (OCR is
+        off, or it read no text), for a PDF that holds no other text.
+
+    Raises:
+        UnreadableDocument: More than :data:`~selfcrag.files.ocr.MAX_OCR_PAGES` pages are scanned, a page
+            takes too long or declares too many pixels, or the text is past the budget.
+    """
+    import pypdfium2
+
+    from selfcrag.files.ocr import MAX_OCR_PAGES, REASON_OCR_OFF, ocr_enabled, ocr_image, render_page
+
+    try:
+        document = pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError:
+        return None  # pypdf reads what pdfium cannot open: its text layer is all there is
+    try:
+        scanned = [i for i in range(min(len(document), len(texts))) if _is_scanned(document[i], texts[i])]
+        if not scanned:
+            return None
+        if not ocr_enabled():
+            return f"{_REASON_NO_TEXT_LAYER}: {REASON_OCR_OFF}"
+        if len(scanned) > MAX_OCR_PAGES:
+            raise UnreadableDocument(
+                f"PDF has {len(scanned):,} scanned pages, more than {MAX_OCR_PAGES} to read by OCR"
+            )
+        started = _clock()
+        for number, index in enumerate(scanned, start=1):
+            if _clock() - started > MAX_READ_SECONDS:
+                read = f"{number - 1:,} of {len(scanned):,} scanned pages read"
+                raise UnreadableDocument(f"PDF took more than {MAX_READ_SECONDS:,} s to read by OCR ({read})")
+            picture = render_page(document[index])
+            texts[index] = "\n".join(line for block in ocr_image(picture, budget) for line in block)
+            picture.close()
+            budget.expect(sum(map(len, texts)))
+    finally:
+        document.close()
+    return "" if any(texts[i] for i in scanned) else "no text layer in PDF, and no text read by OCR"
+
+
+def _is_scanned(page: Any, text: str) -> bool:
+    """Tell whether a page is a scan: pictures cover most of it, and its text layer is empty or a few words.
+
+    Args:
+        page: The page, a ``pypdfium2.PdfPage``.
+        text: Its text layer, as pypdf read it.
+    """
+    import pypdfium2.raw as pdfium_c
+
+    words = len(text.split())
+    if words >= SCAN_WORDS:
+        return False
+    left, bottom, right, top = page.get_cropbox()
+    area = (right - left) * (top - bottom)
+    if not area > 0:
+        return False
+    covered = 0.0
+    for picture in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]):
+        x0, y0, x1, y1 = picture.get_bounds()
+        covered += max(0.0, min(x1, right) - max(x0, left)) * max(0.0, min(y1, top) - max(y0, bottom))
+    return covered >= (PICTURE_SHARE if not words else SCAN_SHARE) * area
 
 
 def _pages_within_budget(pages: list[PageObject], budget: int) -> list[tuple[int, PageObject]]:

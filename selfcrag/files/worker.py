@@ -51,8 +51,10 @@ if sys.platform != "win32":  # no resource limits there: the parent's time limit
     import resource
 
 __all__ = [
+    "DEFAULT_OCR_MEMORY_MB",
     "DEFAULT_READ_MEMORY_MB",
     "DEFAULT_READ_SECONDS",
+    "OCR_MEMORY_MB_VARIABLE",
     "READ_MEMORY_MB_VARIABLE",
     "READ_SECONDS_VARIABLE",
     "ReadingLimits",
@@ -61,6 +63,7 @@ __all__ = [
 
 READ_MEMORY_MB_VARIABLE = "SELFCRAG_READ_MEMORY_MB"
 READ_SECONDS_VARIABLE = "SELFCRAG_READ_SECONDS"
+OCR_MEMORY_MB_VARIABLE = "SELFCRAG_OCR_MEMORY_MB"
 
 DEFAULT_READ_MEMORY_MB = 300
 """Megabytes a worker may hold beyond its idle size while it reads one file.
@@ -69,6 +72,15 @@ Measured, the largest honest files the readers admit need about half of it beyon
 idle 30 MB: a 45 MB text file 165 MB, a 45 MB CSV file 125 MB, a 100,000-row workbook 135 MB, a
 2,000-page PDF 80 MB (``scripts/bench-hostile-files --honest``). An ingest's usual peak is some
 390 MB, the worker's idle size included.
+"""
+
+DEFAULT_OCR_MEMORY_MB = 1200
+"""Megabytes a worker may hold beyond its idle size while it reads a file by OCR (from the moment OCR starts).
+
+OCR's models need far more than the text they give: loaded, 105 MB; the detection model's run on a page,
+300 to 500 MB more; a 36-million-pixel PNG, 110 MB decoded, reaches 1,100 MB in all (measured with
+``/proc/self/status``' peak, 2026-12-06). The limit of other files is not raised for it: the worker says when it
+starts OCR (a scanned page, a picture), and from then on this limit holds for that file.
 """
 
 DEFAULT_READ_SECONDS = MAX_READ_SECONDS + 60
@@ -91,10 +103,12 @@ class ReadingLimits:
 
     Attributes:
         memory_mb: Megabytes of resident memory beyond the worker's idle size.
+        ocr_memory_mb: The same, for a file once the worker has started reading it by OCR.
         seconds: Seconds, from the file being sent to its text coming back.
     """
 
     memory_mb: int = DEFAULT_READ_MEMORY_MB
+    ocr_memory_mb: int = DEFAULT_OCR_MEMORY_MB
     seconds: float = DEFAULT_READ_SECONDS
 
     @classmethod
@@ -105,9 +119,11 @@ class ReadingLimits:
             SettingError: A variable is set to something other than a positive number.
         """
         memory = _positive(READ_MEMORY_MB_VARIABLE, "a whole number of megabytes", int)
+        ocr_memory = _positive(OCR_MEMORY_MB_VARIABLE, "a whole number of megabytes", int)
         seconds = _positive(READ_SECONDS_VARIABLE, "a number of seconds", float)
         return cls(
             memory_mb=int(memory) if memory is not None else DEFAULT_READ_MEMORY_MB,
+            ocr_memory_mb=int(ocr_memory) if ocr_memory is not None else DEFAULT_OCR_MEMORY_MB,
             seconds=seconds if seconds is not None else DEFAULT_READ_SECONDS,
         )
 
@@ -148,6 +164,7 @@ class _Worker:
 
     def __init__(self, limits: ReadingLimits) -> None:
         self.limits = limits
+        self.memory_mb = limits.memory_mb  # the limit of the file being read (OCR's, once the worker says it OCRs)
         self.retired = False
         from_parent, to_worker = os.pipe()
         from_worker, to_parent = os.pipe()
@@ -157,7 +174,10 @@ class _Worker:
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, environment.get("PYTHONPATH")]))
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "selfcrag.files.worker", str(limits.memory_mb), str(limits.seconds)],
+                [
+                    *(sys.executable, "-m", "selfcrag.files.worker"),
+                    *(str(limits.memory_mb), str(limits.seconds), str(limits.ocr_memory_mb)),
+                ],
                 stdin=from_parent,
                 stdout=to_parent,
                 stderr=subprocess.DEVNULL,
@@ -191,14 +211,20 @@ class _Worker:
             self.retired = True
             return None
         started = _clock()
-        limit = self.idle_rss + self.limits.memory_mb * _MEGABYTE
-        while not self.replies.poll(_POLL_SECONDS):
-            rss = self.rss()
-            if rss is not None and rss > limit:
-                return self._ended(path, self._memory_reason())
-            if _clock() - started > self.limits.seconds:
-                return self._ended(path, f"still being read after {self.limits.seconds:,g} s")
-        reply = self._reply(0)
+        self.memory_mb = self.limits.memory_mb
+        limit = self.idle_rss + self.memory_mb * _MEGABYTE
+        while True:
+            while not self.replies.poll(_POLL_SECONDS):
+                rss = self.rss()
+                if rss is not None and rss > limit:
+                    return self._ended(path, self._memory_reason())
+                if _clock() - started > self.limits.seconds:
+                    return self._ended(path, f"still being read after {self.limits.seconds:,g} s")
+            reply = self._reply(0)
+            if reply is None or reply[0] != "ocr":
+                break
+            self.memory_mb = max(self.memory_mb, self.limits.ocr_memory_mb)  # it starts OCR: OCR's limit holds
+            limit = self.idle_rss + self.memory_mb * _MEGABYTE
         if reply is None:  # it ended (or sent what is no reply, and is ended)
             self.retired = True
             try:
@@ -227,7 +253,7 @@ class _Worker:
         raise error
 
     def _memory_reason(self) -> str:
-        return f"needed more than {self.limits.memory_mb:,} MB of memory to read"
+        return f"needed more than {self.memory_mb:,} MB of memory to read"
 
     def rss(self) -> int | None:
         """The worker's resident memory in bytes (None once it has ended, or where /proc does not tell)."""
@@ -355,12 +381,14 @@ def _positive(variable: str, what: str, kind: type[int] | type[float]) -> float 
 # --------------------------------------------------------------------------- #
 
 
-def _serve(memory_mb: int, seconds: float) -> None:
+def _serve(memory_mb: int, seconds: float, ocr_memory_mb: int = DEFAULT_OCR_MEMORY_MB) -> None:
     """Read the files the parent sends, one at a time, and send back each result, until idle or orphaned.
 
     Args:
         memory_mb: The parent's memory limit, from which the worker's address space limit is set.
         seconds: The parent's time limit per file, from which the worker's CPU time limit per file is set.
+        ocr_memory_mb: The parent's memory limit for a file read by OCR, from which the address space limit is
+            set again when OCR starts.
     """
     # Imported here, not above: the modules of selfcrag.files but the loader stand below it (the readers), and
     # this one is imported by the ingest without the loader's readers needing it.
@@ -373,6 +401,12 @@ def _serve(memory_mb: int, seconds: float) -> None:
     threading.Thread(target=_end_when_orphaned, args=(parent,), daemon=True, name="selfcrag-orphaned").start()
     _limit_address_space(memory_mb)
     replies.send_bytes(_encoded({"kind": "ready"}))
+    from selfcrag.files import ocr
+
+    def announce_ocr() -> None:  # OCR's own memory limit holds from then on, for this file
+        replies.send_bytes(_encoded({"kind": "ocr"}))
+        _limit_address_space(ocr_memory_mb)
+
     while True:
         try:
             if not requests.poll(_IDLE_SECONDS):
@@ -383,6 +417,7 @@ def _serve(memory_mb: int, seconds: float) -> None:
         _limit_cpu(seconds)
         _forget_peak()
         try:
+            ocr.announce = announce_ocr  # once per file: the first page read by OCR tells the parent
             read = read_here(Path(path), follow_links=follow_links)
             reply: dict[str, Any] = {"kind": "read", "value": {"read": _file_read(read), "peak": _peak()}}
         except MemoryError:
@@ -491,4 +526,4 @@ def _limit_cpu(seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]), float(sys.argv[2]))
+    _serve(int(sys.argv[1]), float(sys.argv[2]), *map(int, sys.argv[3:4]))
