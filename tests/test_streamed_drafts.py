@@ -21,6 +21,8 @@ from selfcrag.graph.api import Answer, stream_ask
 ROOT = Path(__file__).resolve().parent.parent
 ACCESS = "How long is an Aurora access token valid?"
 LOGS = "How long are application logs kept?"
+# The README's streaming example asks what the guide answers offline; the test's thresholds withdraw its draft.
+EXPIRY = "When do Aurora access tokens expire?"
 # The knobs, as an application's environment would set them (a value given explicitly wins over these).
 UNREACHABLE = {"answer_similarity": 1.0, "answer_coverage": 1.0}
 UNREACHABLE_ENV = {f"SELFCRAG_{name.upper()}": str(value) for name, value in UNREACHABLE.items()}
@@ -70,7 +72,8 @@ def test_stream_ask_retracts_a_draft_the_support_check_does_not_confirm(kb_dir: 
 def test_the_readme_stream_example_prints_the_final_answer_not_a_withdrawn_draft(
     kb_dir: Path, index_copy: Path, tmp_path: Path
 ) -> None:
-    draft, final = draft_and_final(kb_dir, ACCESS)
+    assert f'stream_ask("{EXPIRY}"' in readme_stream_example()
+    draft, final = draft_and_final(kb_dir, EXPIRY)
     assert draft and final.status == "closest_evidence"  # the case to show: a draft streamed, then withdrawn
     # The example names its index as the README's reader has it: .selfcrag/demo in the current folder.
     (tmp_path / ".selfcrag").mkdir()
@@ -92,6 +95,14 @@ def test_the_readme_stream_example_prints_the_final_answer_not_a_withdrawn_draft
     assert draft.strip() in printed
     between = printed[printed.index(draft.strip()) + len(draft.strip()) : len(printed) - len(final.answer.rstrip())]
     assert "withdrawn" in between, printed
+
+
+def test_the_readme_stream_example_asks_a_question_the_sample_answers_offline(kb_dir: Path) -> None:
+    loop = ast.parse(readme_stream_example()).body[-1]
+    assert isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call)
+    question = ast.literal_eval(loop.iter.args[0])
+    final = [value for kind, value in stream_ask(question, data_dir=kb_dir) if kind == "answer"][-1]
+    assert final.status == "answered", final.answer
 
 
 def test_a_confirmed_answer_streams_without_a_retraction(kb_dir: Path) -> None:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, Task, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 from typer.core import TyperGroup
 
 from selfcrag.cli.terminal import visible
@@ -203,12 +204,20 @@ def user_errors(interrupted: str = INTERRUPTED) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
+class _TimeLeftColumn(TimeRemainingColumn):
+    """rich's time left, from the pace of the bar, for a phase without a detail; one with a detail says its own."""
+
+    def render(self, task: Task) -> Text:  # noqa: D102
+        return Text("") if task.fields.get("detailed") else super().render(task)
+
+
 @contextmanager
 def progress_reporter() -> Iterator[ProgressCallback]:
     """A progress bar on a terminal, with the time left; a few plain lines when piped.
 
     Each phase is a bar of its own; a phase reported with a detail shows it in place of ``done/total``
-    (an ingest's bytes, documents read and sentences embedded).
+    (an ingest's bytes, documents read and sentences embedded, and the time left at the recent embedding rate:
+    the bar's own pace counts bytes skipped or read unchanged as quickly as those embedded).
     """
     if err.is_terminal:
         with Progress(
@@ -216,7 +225,7 @@ def progress_reporter() -> Iterator[ProgressCallback]:
             BarColumn(),
             TextColumn("{task.fields[detail]}"),
             TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            _TimeLeftColumn(),
             console=err,
             transient=True,
         ) as bar:
@@ -225,8 +234,8 @@ def progress_reporter() -> Iterator[ProgressCallback]:
             def update(phase: str, done: int, total: int, detail: str = "", /) -> None:
                 shown = visible(detail) if detail else f"{done}/{total}"
                 if phase not in tasks:
-                    tasks[phase] = bar.add_task(phase, total=total, detail=shown)
-                bar.update(tasks[phase], completed=done, total=total, detail=shown)
+                    tasks[phase] = bar.add_task(phase, total=total, detail=shown, detailed=bool(detail))
+                bar.update(tasks[phase], completed=done, total=total, detail=shown, detailed=bool(detail))
 
             yield update
         return

@@ -29,8 +29,9 @@ from typing import TypeVar
 
 import numpy as np
 
-from selfcrag.embed.embedders import Embedder
+from selfcrag.embed.embedders import Embedder, WrappedEmbedder
 from selfcrag.embed.kept_vectors import KeptVectors, kept_vectors_file
+from selfcrag.embed.remembered import RememberedVectors
 from selfcrag.index.documents import PreparedDocument
 from selfcrag.index.manifest import IndexedFile
 from selfcrag.index.points import StoredSentence
@@ -132,12 +133,16 @@ class VectorStage:
     Args:
         embedder: The embedding model.
         kept: The vectors computed and not yet published, from this run and interrupted ones.
-        progress: Told ``progress("embedding", sentences done, sentences sent)`` as each model call returns (from
-            the embedding thread).
+        progress: Told, as each model call returns (from the embedding thread), ``progress("recalled", sentences
+            recalled, sentences done)`` and ``progress("characters", characters done, sentences done)``, then
+            ``progress("embedding", sentences done, sentences sent)``: of the sentences done (given vectors), those
+            recalled were given vectors kept or shipped; a batch goes to the model shortest first, so its characters,
+            not its sentences, tell how much of it is done.
 
     Attributes:
-        embedded: Sentences given vectors (embedded, or recalled from the kept ones).
-        seconds: Time inside the embedding model.
+        embedded: Sentences given vectors (embedded, or recalled: see :attr:`recalled`).
+        characters: Characters of the sentences given vectors (their text).
+        seconds: Time inside the embedding model, in the calls that embedded a sentence (not only recalled ones).
     """
 
     def __init__(self, embedder: Embedder, kept: KeptVectors, progress: ProgressCallback | None = None) -> None:
@@ -145,15 +150,27 @@ class VectorStage:
         self.kept = kept
         self.progress = progress
         self.embedded = 0
+        self.characters = 0
         self.seconds = 0.0
         self._sent = 0
+        self._recalled_before = self._recalled_in_all()  # shipped vectors are one object a process may reuse
         self._stop = threading.Event()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcrag-embed")
 
     @property
     def recalled(self) -> int:
-        """Sentences whose vectors an interrupted ingest had computed."""
-        return self.kept.recalled
+        """Sentences given vectors without the model: kept by an interrupted ingest, or shipped (the sample's)."""
+        return self._recalled_in_all() - self._recalled_before
+
+    def _recalled_in_all(self) -> int:
+        """What the embedders that answer from stored vectors, the kept one and any it wraps, have recalled."""
+        recalled = 0
+        layer: Embedder = self.kept
+        while isinstance(layer, WrappedEmbedder):
+            if isinstance(layer, KeptVectors | RememberedVectors):
+                recalled += layer.recalled
+            layer = layer.embedder
+        return recalled
 
     def embed(self, sentences: Sequence[StoredSentence]) -> Future[np.ndarray]:
         """Send a batch to be embedded after those sent before; its vectors, one row per sentence, when done."""
@@ -169,11 +186,15 @@ class VectorStage:
             if self._stop.is_set():
                 raise _Stopped
             chunk = order[start : start + size]
-            began = time.perf_counter()
+            began, recalled = time.perf_counter(), self.recalled
             vectors[chunk] = self.kept.embed_passages([searchable[i] for i in chunk])
-            self.seconds += time.perf_counter() - began
+            if self.recalled - recalled < len(chunk):  # the model embedded some: its seconds make the rate
+                self.seconds += time.perf_counter() - began
             self.embedded += len(chunk)
+            self.characters += sum(len(texts[i]) for i in chunk)
             if self.progress:  # within the batch too: one large document is a batch of its own (issue 20, item 8)
+                self.progress("recalled", self.recalled, self.embedded)
+                self.progress("characters", self.characters, self.embedded)
                 self.progress("embedding", sent + start + len(chunk), sent + len(texts))
         return vectors
 
