@@ -42,9 +42,12 @@ FORMAT_VERSION = 1
 # 8: a Markdown file's link reference definitions are not read, and a heading of only a logo is its alt text;
 # 9: a long table's later pieces keep its header, a sentence over a page break where its next page starts, and an
 # HTML page's sentences the anchor they stand at: written into the points of an unchanged document, with no
-# embedding; 10: every sentence and document knows its language, relabelled likewise).
+# embedding; 10: every sentence and document knows its language, relabelled likewise; 11: pictures' alt text, charts
+# and hidden slides of pptx, Word comments and equations, EPUB metadata and table-of-contents sections, man pages
+# from roff, menus and tables of contents left out of HTML, definition terms with their definitions, a pivot
+# table's header, and scanned pages read by OCR: an unchanged document is relabelled, not embedded again).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
-INDEXING_VERSION = 10
+INDEXING_VERSION = 11
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
