@@ -31,13 +31,23 @@ index ``x_(i)``, a root ``√(x)``, a delimiter's brackets and an n-ary operator
 sign kept; the rest is the equation's text in order. A paragraph reads "For
 x^2+1, the angle is θ." where python-docx's text has a hole.
 
+Tracked changes are read as the document reads once they are accepted: inserted
+text (``w:ins``, ``w:moveTo``) is read, deleted text (``w:del``, ``w:delText``)
+is not. A picture's alternative text (its ``wp:docPr`` title and description,
+Word's "Alt Text") and a text box's paragraphs (a DrawingML ``wps:txbx`` or a
+VML ``v:textbox``) are read where they are anchored: each a paragraph after the
+paragraph (or in the table cell) that holds them. Word writes a text box twice,
+a DrawingML one in ``mc:Choice`` and a VML copy in ``mc:Fallback``; the first
+that holds anything is read, never both. A file name or a generic name
+("Picture 3") as alternative text is no text (see :mod:`selfcrag.files.alt_text`).
+
 Page headers and footers are not read: they hold the same lines on every page
 (a company's name, "Confidential", a page number, the running title), which as
 sentences would match many questions and answer none, and as a title would name
 every document of a template alike (a document without a heading is titled by
-its first line when that reads as a title, else by its file name). Text
-boxes and content controls (where Word keeps its table of contents) are
-not read either. Nothing in the file runs or is fetched:
+its first line when that reads as a title, else by its file name). Content
+controls that stand between paragraphs (where Word keeps its table of contents)
+are not read either. Nothing in the file runs or is fetched:
 python-docx reads the XML parts and never the macros of a .docm, and linked
 images and external links stay unloaded relationships.
 """
@@ -47,6 +57,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
+from selfcrag.files.alt_text import alt_text_lines
 from selfcrag.files.containers import ReadingBudget, library_errors, open_zip, parse_xml
 from selfcrag.files.outline import style_heading_level
 from selfcrag.files.places import TABLE_ROW, PlacedOutline
@@ -89,6 +100,18 @@ _MATH_FORMS = {
 }
 # What in a note's runs reads as a space (a tab, a line break); its text is in w:t, a hard hyphen in w:noBreakHyphen.
 _SPACE_RUNS = {f"{_W}tab", f"{_W}br", f"{_W}cr"}
+# What holds a paragraph's runs besides the paragraph itself: a link, a tracked insertion or move, a smart tag,
+# custom XML, an inline content control, a simple field (its shown text). A deletion (w:del, w:moveFrom) is not read.
+_RUN_HOLDERS = frozenset(
+    f"{_W}{tag}" for tag in ("hyperlink", "ins", "moveTo", "smartTag", "customXml", "sdt", "sdtContent", "fldSimple")
+)
+_DELETIONS = frozenset({f"{_W}del", f"{_W}moveFrom"})
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
+_VML = "{urn:schemas-microsoft-com:vml}"
+_OFFICE = "{urn:schemas-microsoft-com:office:office}"
+# What in a run holds a drawing: a picture or text box (DrawingML, VML), or both, as alternatives.
+_DRAWINGS = frozenset({f"{_W}drawing", f"{_W}pict", f"{_W}object", f"{_MC}AlternateContent"})
 
 
 def read_docx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]]:
@@ -199,6 +222,8 @@ class _DocumentWriter:
                 self.outline.item(text)
             else:
                 self.outline.paragraph(text)
+            for line in _anchored_lines(paragraph._p, self.budget):
+                self.outline.paragraph(line)
             self._notes_of(paragraph._p)
 
     def _table(self, table: Table) -> None:
@@ -301,6 +326,7 @@ def _cell_text(cell: _Cell, budget: ReadingBudget, depth: int = 0) -> str:
     for block in cell.iter_inner_content():
         if not isinstance(block, Table):
             parts.append(_paragraph_text(block._p))
+            parts.extend(_anchored_lines(block._p, budget, depth))
         elif depth < _MAX_NESTING:
             for row in _rows(block, budget, depth + 1):
                 parts.extend(row)  # a merged cell's text stands in each row, until joined
@@ -309,15 +335,85 @@ def _cell_text(cell: _Cell, budget: ReadingBudget, depth: int = 0) -> str:
     return cell_text(" ".join(parts))
 
 
-def _paragraph_text(paragraph: BaseOxmlElement) -> str:
-    """A paragraph's text as python-docx reads it (runs and links), with its equations in a linear form."""
-    parts = []
-    for child in paragraph:
-        if child.tag in (f"{_W}r", f"{_W}hyperlink"):
-            parts.append(child.text)
+def _paragraph_text(paragraph: Element) -> str:
+    """A paragraph's text: its runs' text as python-docx reads each, inserted text included, deleted text not.
+
+    Runs in a link, a tracked insertion or move, a smart tag or an inline content control are read in their
+    order; equations are written in a linear form.
+    """
+    parts: list[str] = []
+    _run_texts(paragraph, parts, 0)
+    return "".join(parts)
+
+
+def _run_texts(element: Element, parts: list[str], depth: int) -> None:
+    """Add the text of the runs and equations under a paragraph, or under what holds runs in one, to ``parts``."""
+    for child in element:
+        if child.tag == f"{_W}r":
+            parts.append(child.text or "")  # python-docx's CT_R: its text, tabs and breaks
         elif child.tag in (f"{_M}oMath", f"{_M}oMathPara"):
             parts.append(_math_text(child, 0))
-    return "".join(parts)
+        elif child.tag in _RUN_HOLDERS and depth < _MAX_NESTING:
+            _run_texts(child, parts, depth + 1)
+
+
+def _anchored_lines(paragraph: Element, budget: ReadingBudget, depth: int = 0) -> list[str]:
+    """What a paragraph's drawings hold, as lines: each picture's alternative text, each text box's paragraphs.
+
+    In the order they are anchored. Of a drawing's alternatives (``mc:Choice``, ``mc:Fallback``: the same text
+    box in DrawingML and in VML) the first that holds anything is read. Text boxes in text boxes are followed
+    :data:`_MAX_NESTING` deep.
+    """
+    lines: list[str] = []
+    for drawing in _outermost(paragraph, _DRAWINGS):
+        lines.extend(_drawing_lines(drawing, budget, depth))
+    return lines
+
+
+def _drawing_lines(drawing: Element, budget: ReadingBudget, depth: int) -> list[str]:
+    """The lines of one drawing (``w:drawing``, ``w:pict``) or of the first of its alternatives that has any."""
+    if drawing.tag == f"{_MC}AlternateContent":
+        for alternative in drawing:
+            if alternative.tag in (f"{_MC}Choice", f"{_MC}Fallback"):
+                chosen = [
+                    line
+                    for inner in _outermost(alternative, _DRAWINGS)
+                    for line in _drawing_lines(inner, budget, depth)
+                ]
+                if chosen:
+                    return chosen
+        return []
+    lines: list[str] = []
+    for properties in drawing.iter(f"{_WP}docPr"):  # a DrawingML picture's (or shape's) Alt Text
+        lines.extend(alt_text_lines(properties.get("title"), properties.get("descr")))
+    for shape in drawing.iter(f"{_VML}shape"):  # a VML picture's: its alt, its image's title
+        image = shape.find(f"{_VML}imagedata")
+        lines.extend(alt_text_lines(shape.get("alt"), image.get(f"{_OFFICE}title") if image is not None else None))
+    if depth >= _MAX_NESTING:
+        return lines
+    for box in _outermost(drawing, {f"{_W}txbxContent"}):
+        for inner in _outermost(box, {f"{_W}p"}):  # its paragraphs, also those in its tables
+            text = _paragraph_text(inner)
+            budget.expect(len(text))
+            lines.append(text)
+            lines.extend(_anchored_lines(inner, budget, depth + 1))
+    return lines
+
+
+def _outermost(element: Element, tags: set[str] | frozenset[str]) -> list[Element]:
+    """The elements under ``element`` whose tag is one of ``tags`` and that stand in none such, in document order.
+
+    What a tracked deletion holds is passed over: a deleted picture or text box is no longer in the document.
+    """
+    found: list[Element] = []
+    stack = list(reversed(list(element)))
+    while stack:
+        node = stack.pop()
+        if node.tag in tags:
+            found.append(node)
+        elif node.tag not in _DELETIONS:
+            stack.extend(reversed(list(node)))
+    return found
 
 
 def _math_text(element: Element, depth: int) -> str:

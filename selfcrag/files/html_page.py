@@ -19,6 +19,11 @@ documents' headings raised to its level; the author and subtitle headings of a D
 are written as lines of text, not sections. A definition's term is written at the start of its
 definition's first line ("backup: Presumably so ..."), so it is read with what it defines.
 
+A picture's ``alt`` text is read where the picture stands, as a line of its own (a picture of one or two
+characters, an emoji or a symbol drawn, within its line), unless it says nothing: empty, a file name, a
+generic name (see :mod:`selfcrag.files.alt_text`), or a picture marked as decoration (``role=presentation``,
+``aria-hidden``: Wikipedia's drawings of formulas, whose MathML is left out too).
+
 Where a link can open the page (an element's ``id``: a heading's, a section's, a
 definition's, an ``<a name>``), the text from there on is marked as standing at
 that anchor (:data:`~selfcrag.files.places.ANCHOR`), so a citation links to
@@ -32,6 +37,7 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from selfcrag.files.alt_text import alt_text_lines
 from selfcrag.files.containers import ReadingBudget, count_tags
 from selfcrag.files.html_depth import MAX_NESTING, nesting_depth
 from selfcrag.files.places import ANCHOR, Place, PlacedOutline
@@ -56,10 +62,11 @@ _LEFT_OUT = (
     "button",
 )
 # Navigation that generators write in a plain element: Texinfo's "Next: … Previous: … Up: …" panel, DocBook's
-# header and footer, Sphinx's "related" bar, breadcrumbs.
+# header and footer, Sphinx's "related" bar, breadcrumbs; MediaWiki's tagline under an article's title ("From
+# Wikipedia, the free encyclopedia") and its "Jump to navigation" links, the same on every page.
 _NAVIGATION = (
     "[role=navigation], .nav-panel, .navheader, .navfooter, .related, .breadcrumb, .breadcrumbs, "
-    "[aria-label=breadcrumb], [aria-label=Breadcrumb]"
+    "[aria-label=breadcrumb], [aria-label=Breadcrumb], #siteSub, #jump-to-nav"
 )
 # Menus and the widgets that open them: ARIA menus and listboxes (a <select>'s options drawn in markup), Bootstrap's
 # dropdown menus, MediaWiki's language menu and its "[edit]" links beside a heading, Node.js's header of pickers
@@ -104,6 +111,7 @@ _MARK_TEXTS = frozenset({"", "¶", "#", "§", "\U0001f517", "⚓", "\u200b"})
 # A site's name after its page's title: "1. Copyright — Foo 1.0 documentation" (Sphinx), "Gadget Guide | Shop".
 _SITE_NAME = re.compile(r"\s+(?:—|\|)\s+")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_MAX_SYMBOL = 2  # a picture whose alternative text is this short stands for a symbol in its line (an emoji, "→")
 # Elements that end the text before them and start a block of their own.
 _BLOCKS = frozenset(
     """
@@ -346,6 +354,8 @@ class _PageWriter:
                 stack.append((node, False))
             elif tag == "a":
                 self.anchor_at(node, tag)
+            elif tag == "img":
+                self.picture(node)
             stack.extend((child, True) for child in reversed(list(node.iter(include_text=True))))
         self.end_block("")
         self.write_terms()
@@ -424,6 +434,19 @@ class _PageWriter:
             self.outline.paragraph(text)
         if tag == "li" or text.strip():
             self.in_item = False
+
+    def picture(self, node: LexborNode) -> None:
+        """Write a picture's alternative text as a line of its own where it stands (a symbol's, within its line)."""
+        attributes = node.attributes
+        if attributes.get("role") in ("presentation", "none") or attributes.get("aria-hidden") == "true":
+            return
+        for text in alt_text_lines(attributes.get("alt")):
+            if len(text) <= _MAX_SYMBOL:
+                self.words.append(text)
+                continue
+            self.end_block("")
+            self.words.append(text)
+            self.end_block("")
 
     def write_terms(self) -> None:
         """Write the terms held as a line of their own: what follows them is no line of text (a list, a table)."""

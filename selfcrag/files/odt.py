@@ -15,10 +15,15 @@ A footnote or endnote (``text:note``, kept inline where its mark stands) is no
 part of the sentence around it: it is written as a paragraph of its own,
 ``Footnote 1: ...`` (its mark as the document shows it), after the paragraph,
 heading, list item or table it stands in, so it is found and cited under the
-section of its mark. Page headers and footers (in ``styles.xml``) are not read:
-the same lines on every page, as in a Word document (see :mod:`selfcrag.files.docx`).
-Tables of contents and other generated indexes are left out (they repeat the
-headings), as are comments and what is drawn. Nothing is run or fetched.
+section of its mark. A comment (``office:annotation``) is written the same way,
+``Comment 1: ...``, numbered in the document's order, as a Word document's are.
+A picture's alternative text (its frame's ``svg:title`` and ``svg:desc``) is a
+paragraph after the paragraph the frame is anchored in, as are the paragraphs
+of a text box; a file name or a generic name ("Image1") is no alternative text
+(see :mod:`selfcrag.files.alt_text`). Page headers and footers (in ``styles.xml``)
+are not read: the same lines on every page, as in a Word document (see
+:mod:`selfcrag.files.docx`). Tables of contents and other generated indexes are
+left out (they repeat the headings). Nothing is run or fetched.
 
 A cell repeated across columns (``table:number-columns-repeated``) is written in
 each, up to :data:`~selfcrag.files.tables.MAX_COLUMNS` columns; what the repeats
@@ -31,6 +36,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from selfcrag.files.alt_text import alt_text_lines
 from selfcrag.files.containers import ReadingBudget, UnreadableDocument, open_zip, parse_xml, read_member
 from selfcrag.files.places import TABLE_ROW, PlacedOutline
 from selfcrag.files.tables import MAX_COLUMNS, cell_text, is_header_row, row_line
@@ -50,9 +56,10 @@ _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 _DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
+_SVG = "{urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0}"
 
 # Inline elements whose text is no part of the sentence around them: notes, comments, ruby annotations, frames
-# (a note's and a text box's paragraphs are written after the paragraph they stand in).
+# (a note's, a comment's and a text box's paragraphs are written after the paragraph they stand in).
 _NOT_INLINE = {
     f"{_TEXT}note",
     f"{_OFFICE}annotation",
@@ -119,6 +126,7 @@ class _ContentWriter:
         self.outline = PlacedOutline(budget)
         self.shift = 0  # heading levels are one deeper under a title paragraph
         self.tables = 0
+        self.comments = 0  # the comments written so far, numbered from 1
 
     def has_title(self, body: Element) -> bool:
         """Whether a paragraph of the body is in the "Title" style."""
@@ -159,10 +167,19 @@ class _ContentWriter:
             self.outline.paragraph(_inline_text(paragraph))
 
     def _frames(self, paragraph: Element, depth: int) -> None:
-        """Write the text boxes and shapes with text anchored in a paragraph, after it."""
-        for box in paragraph.iter():
-            if box.tag in (f"{_DRAW}text-box", f"{_DRAW}custom-shape"):
-                self.blocks(box, depth=depth + 1)
+        """Write the pictures' alternative text, text boxes and shapes with text anchored in a paragraph, after it."""
+        pending = list(reversed(paragraph))
+        while pending:
+            node = pending.pop()
+            if node.tag in (f"{_DRAW}text-box", f"{_DRAW}custom-shape"):
+                self.blocks(node, depth=depth + 1)  # its own frames are written with its paragraphs
+                continue
+            if node.tag == f"{_DRAW}frame":
+                title, description = node.find(f"{_SVG}title"), node.find(f"{_SVG}desc")
+                for line in alt_text_lines(*(part.text if part is not None else None for part in (title, description))):
+                    self.outline.paragraph(line)
+            if node.tag not in (f"{_TEXT}note", f"{_OFFICE}annotation"):
+                pending.extend(reversed(node))
 
     def _list(self, listed: Element, depth: int) -> None:
         if depth > _MAX_NESTING:
@@ -196,6 +213,8 @@ class _ContentWriter:
             node = pending.pop()
             if node.tag == f"{_TEXT}note":
                 self._note(node)
+            elif node.tag == f"{_OFFICE}annotation":
+                self._comment(node)
             elif node.tag not in _NOT_INLINE:  # a text box's notes are written with its own paragraphs
                 pending.extend(reversed(node))
 
@@ -210,6 +229,14 @@ class _ContentWriter:
         text = " ".join(" ".join(paragraphs).split())
         if text:
             self.outline.paragraph(f"{kind} {mark}: {text}" if mark else f"{kind}: {text}")
+
+    def _comment(self, annotation: Element) -> None:
+        """Write a comment's paragraphs (not its author and date) as one paragraph, ``Comment 1: ...``."""
+        paragraphs = (_inline_text(p) for p in annotation.iter() if p.tag in (f"{_TEXT}p", f"{_TEXT}h"))
+        text = " ".join(" ".join(paragraphs).split())
+        if text:
+            self.comments += 1
+            self.outline.paragraph(f"Comment {self.comments}: {text}")
 
     def _style(self, element: Element) -> str:
         name = element.get(f"{_TEXT}style-name") or ""

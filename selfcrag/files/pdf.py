@@ -18,6 +18,9 @@ reader of the printed document would:
 
 Each page's text starts with a :class:`~selfcrag.files.places.Place` naming its
 physical page number and, when the PDF labels its pages otherwise, its printed label.
+A reviewer's comments (``/Text`` sticky notes and ``/FreeText`` annotations, their
+``/Contents``) are written after their page's text, ``Comment: ...``, so they are cited
+on their page; at most :data:`_MAX_ANNOTATIONS` annotations of a document are looked at.
 
 A scanned page (a picture of the page, with no text layer or a few words of one) is rendered with
 pypdfium2 and read by OCR (:mod:`selfcrag.files.ocr`), then read on as the other pages: a PDF mixing
@@ -68,6 +71,9 @@ __all__ = [
 ]
 
 logging.getLogger("pypdf").addHandler(logging.NullHandler())
+
+_MAX_ANNOTATIONS = 10_000  # annotations of a document looked at for comments, at most
+_COMMENT_SUBTYPES = ("/Text", "/FreeText")  # a sticky note and a comment written on the page
 
 MAX_PDF_PAGES = 10_000
 """PDFs with more pages than this are skipped."""
@@ -207,6 +213,7 @@ def read_pdf(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]
         bookmarks = _bookmarks(reader, len(pages))
         printed, labelled = _page_labels(reader, len(pages))
         title = _pdf_title(reader, next(text for text in texts if text), use_bookmark=not bookmarks)
+        comments = _page_comments(pages, budget)
     page_lines = _as_read(texts, printed, title)
     if not any(page_lines):  # nothing but lines on every page, or a table of contents: keep what is printed
         page_lines = [[line for line in text.split("\n") if line.strip()] for text in texts]
@@ -223,7 +230,50 @@ def read_pdf(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...]
             writer.heading(heading.level, heading.text)
             start = heading.end  # the lines that print the heading are the heading
         writer.lines(lines[start:])
+        for comment in comments.get(index, ()):
+            writer.paragraph(f"Comment: {comment}")
     return writer.text(), writer.places(), READ_WITH_OCR if scanned == "" else "pdf"
+
+
+def _page_comments(pages: list[PageObject], budget: ReadingBudget) -> dict[int, list[str]]:
+    """The text of each page's comments (``/Text`` and ``/FreeText`` annotations), by the page's index.
+
+    At most :data:`_MAX_ANNOTATIONS` annotations of the document are looked at; one that cannot be read is
+    passed over. Their text is checked against the budget before it is kept.
+
+    Raises:
+        UnreadableDocument: The comments would take the document past its budget.
+    """
+    comments: dict[int, list[str]] = {}
+    looked_at = 0
+    characters = 0
+    for index, page in enumerate(pages):
+        try:
+            annotations = page.get("/Annots")
+            annotations = annotations.get_object() if annotations is not None else []
+            annotations = list(annotations[: _MAX_ANNOTATIONS - looked_at])
+        except MemoryError:
+            raise
+        except Exception:  # a broken annotation array loses the page's comments, not the page
+            continue
+        for reference in annotations:
+            looked_at += 1
+            try:
+                annotation = reference.get_object()
+                if annotation.get("/Subtype") not in _COMMENT_SUBTYPES:
+                    continue
+                text = " ".join(str(annotation.get("/Contents") or "").split())
+            except MemoryError:
+                raise
+            except Exception:
+                continue
+            if text:
+                characters += len(text)
+                budget.expect(characters)
+                comments.setdefault(index, []).append(text)
+        if looked_at >= _MAX_ANNOTATIONS:
+            break
+    return comments
 
 
 def _as_read(texts: list[str], printed: list[str], title: str | None) -> list[list[str]]:
@@ -860,6 +910,11 @@ class _PagedMarkdown:
     def heading(self, level: int, title: str) -> None:
         """Write a heading."""
         self._added(self.outline.heading, level, title)
+        self.open_line = None
+
+    def paragraph(self, text: str) -> None:
+        """Write a paragraph of its own (a comment on the page)."""
+        self._added(self.outline.paragraph, text)
         self.open_line = None
 
     def lines(self, lines: list[str]) -> None:

@@ -9,6 +9,9 @@ folder or elsewhere, and docutils reports nothing to stderr. Directives
 docutils does not know (Sphinx's ``toctree``, ``automodule`` ...) leave only
 their error in the tree, which is skipped.
 
+A picture (``.. image::``, ``.. figure::``) is read as its ``:alt:`` text, a line where it stands (a figure's
+caption after it), unless that is a file name or empty (see :mod:`selfcrag.files.alt_text`).
+
 A substitution (``.. |name| replace:: ...``) is copied into the tree at each
 ``|name|`` before the tree can be walked, so what the substitutions would make
 is reckoned from the source first (:func:`_substituted_chars`), and a document
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING
 from docutils import nodes
 from docutils.core import publish_doctree
 
+from selfcrag.files.alt_text import alt_text_lines
 from selfcrag.files.outline import MarkdownOutline
 
 if TYPE_CHECKING:
@@ -174,6 +178,10 @@ def _write_block(outline: MarkdownOutline, node: nodes.Element, level: int) -> l
         return _write_labelled_item(outline, node)
     if isinstance(node, nodes.paragraph) and isinstance(node.parent, nodes.list_item) and node is node.parent[0]:
         outline.item(inline_text(node))
+        return []
+    if isinstance(node, nodes.image):  # a picture (``.. image::``, a figure's): its ``:alt:`` text, where it stands
+        for line in alt_text_lines(node.get("alt")):
+            outline.paragraph(line)
         return []
     if isinstance(node, nodes.FixedTextElement):  # literal and doctest blocks, math: lines that mean something
         outline.code(node.astext())

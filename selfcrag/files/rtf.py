@@ -11,6 +11,11 @@ charsets striprtf reads from it, and a field group is spelt so that its hyperlin
 pattern never starts (the link's shown text is kept; its address is not). What
 remains is bounded by :data:`MAX_RTF_CHARS`. Nothing in a document is run or fetched.
 
+Hidden text (``\v``, up to a ``\v0``, a ``\plain`` or its group's end) is left out, as Word leaves it out
+of the page: its control words stay, so paragraphs and tables are read as before, its characters go. A
+footnote (``{\footnote ...}``, an endnote when it has ``\ftnalt``) is read as the other readers write notes:
+a paragraph ``Footnote 1: ...`` after the paragraph its mark stands in, numbered in the order of their marks.
+
 striprtf gives the text but not the paragraphs' styles, so headings are found here, in one
 pass over the control words: a paragraph whose style the stylesheet names ``heading N``
 (or gives an outline level), or that has an ``\outlinelevelN`` of its own, is a heading of
@@ -64,6 +69,15 @@ _UNICODE = re.compile(r"\\u(-?\d{1,6}) ?(?:\\'[0-9a-fA-F]{2}|\?)?")
 _CONTROL = re.compile(r"\\[a-zA-Z]{1,32}(?:-?\d{1,10})? ?|\\[^a-zA-Z]|[{}]")
 # What the pass over the body reads: binary data (skipped by its length), the control words of a paragraph's style
 # and end, escaped braces and backslashes (no group), and braces. Other control words are passed over unread.
+# What the pass that moves footnotes reads: binary data, an escaped backslash, a paragraph's end, a note's start.
+_NOTE_TOKEN = re.compile(r"\\bin(\d{1,9}) ?|\\\\|\\par(?![a-zA-Z])|\{(?:\\\*)?\\footnote(?![a-zA-Z])")
+_ENDNOTE = re.compile(r"\s*(?:\\[a-zA-Z]+-?\d* ?)*?\\ftnalt(?![a-zA-Z])")
+# Hidden text's control word, and what the pass that cuts it reads: binary data, control words (their name and
+# number), and, as text, \'xx bytes, control symbols, braces and runs of plain characters.
+_HIDDEN = re.compile(r"\\v(?![a-zA-Z])")
+_TEXT_TOKEN = re.compile(
+    r"\\bin(\d{1,9}) ?|\\([a-zA-Z]{1,32})(-?\d{1,10})? ?|\\'[0-9a-fA-F]{2}|\\.|\\\Z|[{}]|[^\\{}]+", re.S
+)
 _BODY_TOKEN = re.compile(r"\\bin(\d{1,9}) ?|\\(pard|par|s|outlinelevel)(-?\d{1,10})?(?![a-zA-Z])|\\[{}\\]|[{}]")
 
 
@@ -90,6 +104,7 @@ def read_rtf(data: bytes, budget: ReadingBudget) -> str:
     if not source.lstrip().startswith("{\\rtf"):
         raise UnreadableDocument("not an RTF document (no {\\rtf header)")
     source = _with_plain_font_table(_without_payloads(source)).replace("{\\field{", "{\\field {")
+    source = _without_hidden_text(_with_notes_after_paragraphs(source))
     source = _with_heading_marks(source, _heading_styles(source))
     if len(source) > MAX_RTF_CHARS:
         raise UnreadableDocument(f"RTF document holds more than {MAX_RTF_CHARS:,} characters of text and markup")
@@ -110,6 +125,86 @@ def read_rtf(data: bytes, budget: ReadingBudget) -> str:
         else:
             outline.heading(level + under_title if level else 1, text)
     return outline.text()
+
+
+def _with_notes_after_paragraphs(source: str) -> str:
+    r"""The document with each footnote's group moved after the ``\par`` that ends its paragraph, as a paragraph.
+
+    ``{\footnote X}`` (which striprtf leaves out, as a destination) becomes ``{\pard\plain Footnote 1: X\par}``
+    after the paragraph; ``Endnote 1:`` when the note has ``\ftnalt``. A note after the last ``\par`` stands
+    at the document's end.
+    """
+    if "\\footnote" not in source:
+        return source
+    pieces: list[str] = []
+    pending: list[str] = []
+    numbers = {"Footnote": 0, "Endnote": 0}
+    copied = 0
+    position = 0
+    while (token := _NOTE_TOKEN.search(source, position)) is not None:
+        position = token.end()
+        if token.group(1) is not None:
+            position += int(token.group(1))  # binary data: its bytes may look like anything
+        elif token.group().startswith("{"):
+            end = _group_end(source, token.start())
+            inner = source[token.end() : end - 1 if source.endswith("}", 0, end) else end]
+            kind = "Endnote" if _ENDNOTE.match(inner, 0, 256) else "Footnote"
+            numbers[kind] += 1
+            pending.append(f"{{\\pard\\plain {kind} {numbers[kind]}: {inner}\\par}}")
+            pieces.append(source[copied : token.start()])
+            copied = position = end
+        elif token.group() != "\\\\" and pending:  # a \par: the paragraph's notes after it
+            pieces.append(source[copied:position])
+            pieces.extend(pending)
+            pending.clear()
+            copied = position
+    rest = source[copied:]
+    if pending:  # no \par after them: before the document's closing brace
+        closing = rest.rfind("}")
+        closing = closing if closing >= 0 else len(rest)
+        rest = f"{rest[:closing]}\\par {''.join(pending)}{rest[closing:]}"
+    pieces.append(rest)
+    return "".join(pieces)
+
+
+def _without_hidden_text(source: str) -> str:
+    r"""The document without the characters of its hidden text (``\v`` on, until ``\v0``, ``\plain`` or its group ends).
+
+    Control words and braces stay (a hidden run's ``\par`` still ends its paragraph); text, ``\'xx`` bytes,
+    ``\uN`` characters and escaped characters go. The state of :data:`_MAX_DEPTH` nested groups is kept.
+    """
+    if _HIDDEN.search(source) is None:
+        return source
+    pieces: list[str] = []
+    copied = 0
+    hidden = False
+    stack: list[bool] = []
+    too_deep = 0
+    position = 0
+    while (token := _TEXT_TOKEN.search(source, position)) is not None:
+        position = token.end()
+        word = token.group(2)
+        if token.group(1) is not None:
+            position += int(token.group(1))  # binary data, kept as it is
+        elif token.group() == "{":
+            if len(stack) < _MAX_DEPTH:
+                stack.append(hidden)
+            else:
+                too_deep += 1
+        elif token.group() == "}":
+            if too_deep:
+                too_deep -= 1
+            elif stack:
+                hidden = stack.pop()
+        elif word == "v":
+            hidden = token.group(3) != "0"
+        elif word == "plain":
+            hidden = False
+        elif hidden and (word is None or word == "u") and not token.group().startswith(("\\*", "\\\n", "\\\r")):
+            pieces.append(source[copied : token.start()])  # hidden text: left out
+            copied = position
+    pieces.append(source[copied:])
+    return "".join(pieces)
 
 
 def _line_level(line: str) -> int | None:

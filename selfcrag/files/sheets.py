@@ -10,6 +10,9 @@ header being row 1). A lone title cell over the table is written as a line of
 its own. A sheet holding a pivot table takes its header from the table's
 definition (``xl/pivotTables/``): the row of "Row Labels" and "Sum of Sales",
 below the filters ("Region: (All)"), which are written as lines of their own.
+A cell's comment (a note, ``xl/comments``) is written after its row, ``Comment on B3: ...``, at the row's place;
+a chart drawn on a sheet is written after its rows by its title, ``Chart: Tonnage by vessel``, under the sheet
+and at no row (openpyxl reads neither: their parts are parsed here, bounded by the budget).
 
 What is read is bounded: at most :data:`MAX_ROWS` rows with values and
 :data:`MAX_CHARS` characters from a file (a note in the text says where reading
@@ -91,6 +94,10 @@ _CHUNK = 1024 * 1024
 _LONGEST_TAG = 64  # the bytes of a row's start tag that may stand split between two chunks, at most
 # A sheet's relationship to a pivot table it shows, and the cell reference a pivot table's location starts at.
 _PIVOT_TABLE = "/pivotTable"
+# A sheet's relationships to its cells' comments and to its drawing, and a drawing's to a chart.
+_COMMENTS = "/comments"
+_DRAWING = "/drawing"
+_CHART = "/chart"
 _FIRST_CELL = re.compile(r"\$?([A-Za-z]{1,3})\$?([0-9]{1,7})")
 
 
@@ -114,6 +121,7 @@ def read_xlsx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...
     with open_zip(data, _KIND) as archive:  # bounds and entity declarations checked: openpyxl reads the same bytes
         _refuse_long_unsized_sheets(archive)
         pivot_headers = _pivot_header_rows(archive, budget)
+        drawn = _sheet_notes(archive, budget)
     writer = _SheetWriter(budget)
     with library_errors(_KIND), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # openpyxl warns about extensions it does not read (data validation, ...)
@@ -125,8 +133,9 @@ def read_xlsx(data: bytes, budget: ReadingBudget) -> tuple[str, tuple[Place, ...
                     break
                 sheet.reset_dimensions()  # a declared size may claim a million rows: rows are as many as the sheet has
                 values = sheet.iter_rows(min_row=1, max_col=MAX_COLUMNS, values_only=True)
-                header = pivot_headers.get(getattr(sheet, "_worksheet_path", ""))
-                writer.sheet(sheet.title, enumerate(values, start=1), header_row=header)
+                path = getattr(sheet, "_worksheet_path", "")
+                header = pivot_headers.get(path)
+                writer.sheet(sheet.title, enumerate(values, start=1), header_row=header, notes=drawn.get(path))
         finally:
             workbook.close()
     return writer.outline.text(), writer.outline.places()
@@ -179,15 +188,78 @@ def _pivot_header_rows(archive: zipfile.ZipFile, budget: ReadingBudget) -> dict[
             continue
         sheet = posixpath.join(posixpath.dirname(folder), name.removesuffix(".rels"))
         for target in _related(archive, member, _PIVOT_TABLE, budget):
-            part = (
-                target.lstrip("/")
-                if target.startswith("/")
-                else posixpath.normpath(posixpath.join(posixpath.dirname(sheet), target))
-            )
-            row = _pivot_header_row(archive, part)
+            row = _pivot_header_row(archive, _target_part(sheet, target))
             if row is not None and (sheet not in headers or row < headers[sheet]):
                 headers[sheet] = row
     return headers
+
+
+class _SheetNotes:
+    """What a sheet holds besides its cells' values: its cells' comments by row, and its charts' titles."""
+
+    def __init__(self) -> None:
+        self.comments: dict[int, list[str]] = {}  # row number -> "Comment on B3: ..." lines, in the part's order
+        self.charts: list[str] = []
+
+
+def _sheet_notes(archive: zipfile.ZipFile, budget: ReadingBudget) -> dict[str, _SheetNotes]:
+    """The comments and chart titles of each sheet, by the sheet's part name (``xl/worksheets/sheet1.xml``).
+
+    A comment is found through the sheet's ``comments`` relationship, a chart through its ``drawing`` and the
+    drawing's ``chart`` relationships. Parts that are missing or cannot be parsed are passed over; every part
+    parsed is charged to the budget.
+    """
+    found: dict[str, _SheetNotes] = {}
+    for member in archive.namelist():
+        folder, name = posixpath.split(member)
+        if posixpath.basename(folder) != "_rels" or not name.endswith(".xml.rels"):
+            continue
+        sheet = posixpath.join(posixpath.dirname(folder), name.removesuffix(".rels"))
+        if not posixpath.dirname(sheet).endswith("worksheets"):
+            continue
+        notes = _SheetNotes()
+        for target in _related(archive, member, _COMMENTS, budget):
+            root = _part(archive, _target_part(sheet, target), budget)
+            for comment in root.iter() if root is not None else ():
+                if comment.tag.rpartition("}")[2] != "comment":
+                    continue
+                reference = comment.get("ref") or ""
+                cell = _FIRST_CELL.match(reference)
+                text = " ".join(_texts(comment, "t").split())
+                if cell is not None and text:
+                    notes.comments.setdefault(int(cell.group(2)), []).append(f"Comment on {reference.upper()}: {text}")
+        for target in _related(archive, member, _DRAWING, budget):
+            drawing = _target_part(sheet, target)
+            rels = posixpath.join(posixpath.dirname(drawing), "_rels", posixpath.basename(drawing) + ".rels")
+            for chart in _related(archive, rels, _CHART, budget):
+                title = _chart_title(_part(archive, _target_part(drawing, chart), budget))
+                if title:
+                    notes.charts.append(f"Chart: {title}")
+        if notes.comments or notes.charts:
+            found[sheet] = notes
+    return found
+
+
+def _chart_title(chart: Element | None) -> str:
+    """A chart's title: its rich text's runs, or the cell text it shows (cached); empty when it has none."""
+    if chart is None:
+        return ""
+    for element in chart.iter():
+        if element.tag.rpartition("}")[2] == "title":  # the chart's own comes first, before its axes'
+            return " ".join((_texts(element, "t") or _texts(element, "v")).split())
+    return ""
+
+
+def _texts(element: Element, name: str) -> str:
+    """The text of the elements named ``name`` (in any namespace) under ``element``, joined."""
+    return "".join(node.text or "" for node in element.iter() if node.tag.rpartition("}")[2] == name)
+
+
+def _target_part(source: str, target: str) -> str:
+    """The part a relationship of ``source`` points at: its target, absolute or relative to the source's folder."""
+    if target.startswith("/"):
+        return target.lstrip("/")
+    return posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
 
 
 def _related(archive: zipfile.ZipFile, rels: str, kind: str, budget: ReadingBudget) -> list[str]:
@@ -355,6 +427,7 @@ class _SheetWriter:
         self.scanned = 0
         self.chars = 0
         self.stopped = False
+        self.comments: dict[int, list[str]] = {}  # the sheet's comments not yet written, by row
 
     def sheet(
         self,
@@ -362,6 +435,7 @@ class _SheetWriter:
         rows: Iterable[tuple[int, Sequence[object]]],
         in_workbook: bool = True,
         header_row: int | None = None,
+        notes: _SheetNotes | None = None,
     ) -> None:
         """Write one sheet: its name as a heading (when it has rows with values), then its rows.
 
@@ -371,8 +445,11 @@ class _SheetWriter:
             in_workbook: The sheet is one of a workbook's, so its places name it (a CSV file's name none).
             header_row: The row known to hold the column headers (a pivot table's); the rows above it are
                 written as lines of their own. None: the first rows tell.
+            notes: The sheet's comments, each written after its row (or the first row written below it), and
+                its charts' titles, written after its rows.
         """
         name = heading if in_workbook else None
+        self.comments = dict(notes.comments) if notes is not None else {}
         headers: list[str] | None = None  # None until the second row with values tells what the first is
         first: tuple[int, list[str]] | None = None
         named = False
@@ -413,6 +490,16 @@ class _SheetWriter:
             self._row(name, number, cells, headers or [])
         if headers is None and first is not None:
             self._row(name, first[0], first[1], [])  # a table of one row
+        if notes is not None and (self.comments or notes.charts):
+            if not named:
+                self.outline.heading(1, heading)
+            for row in sorted(self.comments):  # comments on rows below the last written, or on no row written
+                self.outline.place("row", row, name)
+                for line in self.comments.pop(row):
+                    self.outline.paragraph(line)
+            self.outline.unplace()  # a chart stands on no row
+            for line in notes.charts:
+                self.outline.paragraph(line)
 
     def _cells(self, values: Sequence[object]) -> list[str]:
         """A row's cells as text, each checked against the budget before it is copied.
@@ -447,6 +534,10 @@ class _SheetWriter:
         self.outline.paragraph(line)
         self.rows += 1
         self.chars += len(line)
+        for row in [row for row in self.comments if row <= number]:  # its comments, and those of rows above unwritten
+            for comment in self.comments.pop(row):
+                self.outline.paragraph(comment)
+                self.chars += len(comment)
 
     def _stop(self, name: str | None, number: int, bound: str) -> None:
         """Say in the text where reading stopped, and why, and stop."""
