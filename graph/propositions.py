@@ -5,7 +5,7 @@ prompt, :mod:`selfcrag.prompts.propositions`), asked as the workflow's steps
 ask: the context's structured-output method and the ways the endpoint is known
 to refuse, its retries and token limit. A call that fails, or whose reply does
 not parse, gives no statements and a one-line note: the ingest skips that
-passage (:mod:`selfcrag.index.propositions`). After ``chat_failure_limit``
+passage (:mod:`selfcrag.ingest.propositions`). After ``chat_failure_limit``
 failed calls in a row the endpoint is taken for dead and the passages left are
 skipped at once, instead of each waiting out its retries.
 """
@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field
 from selfcrag.errors import UserError
 from selfcrag.graph.context import Context
 from selfcrag.graph.resources import Resources
-from selfcrag.index.propositions import PropositionPassage, PropositionReply, Propositions
 from selfcrag.index.tokenize import detect_language
+from selfcrag.ingest.propositions import PropositionPassage, PropositionReply, Propositions
 from selfcrag.llm.chat import endpoint_of
 from selfcrag.llm.errors import UnusableReplyError
 from selfcrag.llm.retry import describe_failure

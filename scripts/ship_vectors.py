@@ -27,7 +27,7 @@ from selfcrag.embed.remembered import SHIPPED_DIR, sample_vectors_file, write_sa
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
 from selfcrag.heuristics.background import BACKGROUND_SENTENCES, background_cache_file, background_vectors
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 
 
 class Recording(WrappedEmbedder):

@@ -27,7 +27,7 @@ from selfcrag.embed.embedders import load_embedder  # noqa: E402
 from selfcrag.embed.remembered import with_sample_vectors  # noqa: E402
 from selfcrag.files.sample import sample_kb  # noqa: E402
 from selfcrag.graph.context import Context  # noqa: E402
-from selfcrag.index.ingest import ingest  # noqa: E402
+from selfcrag.ingest.run import ingest  # noqa: E402
 from selfcrag.llm import budget  # noqa: E402
 from selfcrag.search.retriever import Retriever  # noqa: E402
 

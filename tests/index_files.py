@@ -12,10 +12,10 @@ import numpy as np
 from selfcrag.embed.embedders import Embedder, WrappedEmbedder, load_embedder
 from selfcrag.files.loaders import SkippedFile, discover, read_document
 from selfcrag.graph.context import Context
-from selfcrag.index.documents import index_document
-from selfcrag.index.pipeline import PointStage
 from selfcrag.index.store import IndexOptions
 from selfcrag.index.writer import IndexWriter
+from selfcrag.ingest.points import PointStage
+from selfcrag.ingest.sentences import index_document
 
 
 def ingest_with_options(paths: Sequence[Path], data_dir: Path, options: IndexOptions) -> str:

@@ -17,7 +17,7 @@ from scripted_openai import Reply, Serve, WorkflowScript, step_of
 
 from selfcrag.graph.api import ask
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 
 MIXED = Path(__file__).parent / "data" / "mixed-languages"
 NOTHING_RELEVANT = Reply(json.dumps({"grades": [{"passage": n, "relevance": "irrelevant"} for n in range(1, 9)]}))

@@ -25,8 +25,11 @@ SOURCES = {
 LAYERS: list[tuple[str, ...]] = [
     ("selfcrag.errors", "selfcrag.settings", "selfcrag.spans", "selfcrag.env_file"),
     ("selfcrag.files", "selfcrag.split", "selfcrag.embed", "selfcrag.user_cache"),
-    # A question's words in the other language: made from the index's own terms (tokenize), read by search.
+    # The engine (it takes points, never files or documents: see ENGINE_NEVER_IMPORTS), and a question's words in
+    # the other language, made from the index's own terms (tokenize) and read by search.
     ("selfcrag.index", "selfcrag.crossing"),
+    # The ingest runs the stages below in the order data flows and publishes through the engine.
+    ("selfcrag.ingest",),
     ("selfcrag.search",),
     ("selfcrag.llm", "selfcrag.cite"),
     ("selfcrag.prompts",),
@@ -46,6 +49,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("selfcrag.cli",),
     ("selfcrag",),  # the facade: `from selfcrag import ask`
 ]
+
+
+# The rooms the index engine never imports: it is written through by the ingest, which reads, splits and embeds.
+ENGINE_NEVER_IMPORTS = ("selfcrag.files", "selfcrag.split", "selfcrag.embed", "selfcrag.ingest")
 
 
 def modules() -> dict[str, Path]:
@@ -150,7 +157,19 @@ def test_packages_import_each_other_without_a_cycle_once_graph_is_split_at_the_n
         order.extend(free)
         for u in free:
             del remaining[u]
-    assert order.index("selfcrag.nodes") < order.index("selfcrag.graph@9")
+    assert order.index("selfcrag.nodes") < order.index(f"selfcrag.graph@{layer_of('selfcrag.graph.builder')}")
+
+
+def test_the_index_engine_imports_no_stage_of_the_ingest_nor_the_ingest() -> None:
+    found = sorted(
+        f"{source} -> {target}"
+        for source, targets in dependency_graph().items()
+        if package_of(source) == "selfcrag.index"
+        for target in targets
+        if any(target == room or target.startswith(room + ".") for room in ENGINE_NEVER_IMPORTS)
+    )
+    assert not found, "the engine imports the ingest's rooms:\n" + "\n".join(found)
+    assert layer_of("selfcrag.ingest.run") > layer_of("selfcrag.index.writer")  # ingest -> index, never back
 
 
 def annotated_fields(node: ast.ClassDef) -> set[str]:

@@ -22,11 +22,12 @@ from selfcrag.files.loaders import LoadedFile, Place
 from selfcrag.graph.api import ask
 from selfcrag.graph.context import Context
 from selfcrag.index import generations
-from selfcrag.index.ingest import index_document, ingest
 from selfcrag.index.manifest import MANIFEST_FILE
-from selfcrag.index.pipeline import PointStage
 from selfcrag.index.points import StoredSentence
 from selfcrag.index.writer import IndexWriter
+from selfcrag.ingest.points import PointStage
+from selfcrag.ingest.run import ingest
+from selfcrag.ingest.sentences import index_document
 from selfcrag.search.retriever import Retriever
 from selfcrag.spans import Passage
 

@@ -15,7 +15,7 @@ from scripted_openai import WorkflowScript, serving
 
 from selfcrag.cli.render import route_summary
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 
 # A Markdown manual hard-wrapped at about 75 columns, with an HTML banner where a title would be.
 WRAPPED_MD = """<p align="center">

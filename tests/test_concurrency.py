@@ -18,7 +18,7 @@ import pytest
 
 from selfcrag.graph.api import Answer, Session, ask
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 
 # (question, evidence the answer must quote): four Chinese, four English, from tests/sample_questions.md.
 QUESTIONS = [

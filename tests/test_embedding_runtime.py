@@ -24,7 +24,7 @@ from selfcrag.embed.kept_vectors import KeptVectors
 from selfcrag.embed.onnx_e5 import OnnxE5, open_onnx_e5
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
 from selfcrag.split import split_sentences

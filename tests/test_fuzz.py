@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from selfcrag.files.loaders import LoadedFile
-from selfcrag.index.ingest import index_document
 from selfcrag.index.reader import MemoryIndex
 from selfcrag.index.tokenize import tokenize
+from selfcrag.ingest.sentences import index_document
 from selfcrag.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from selfcrag.search.windows import expand_windows
 from selfcrag.spans import SentenceHit

@@ -17,10 +17,10 @@ from index_files import ingest_with_options, snapshot
 
 from selfcrag.graph.context import Context
 from selfcrag.index import generations
-from selfcrag.index.ingest import ingest
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.shard_files import APPEND_ONLY, BUILT_ONCE, OPTIMIZED_MARK
 from selfcrag.index.store import IndexOptions
+from selfcrag.ingest.run import ingest
 
 TOPICS = ["pump", "valve", "sensor", "filter", "boiler", "turbine", "cable", "switch", "relay", "fan"]
 

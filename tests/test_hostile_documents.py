@@ -28,7 +28,7 @@ from scripted_chat import ScriptedChat
 from selfcrag import prompts
 from selfcrag.graph.api import Answer, ask
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 from selfcrag.prompts import quote_passages
 
 HONEST = """# Pump maintenance

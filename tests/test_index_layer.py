@@ -18,14 +18,14 @@ from selfcrag.embed.embedders import load_embedder
 from selfcrag.errors import NoIndexError, UserError
 from selfcrag.index import generations
 from selfcrag.index.bm25 import SentenceBM25
-from selfcrag.index.documents import prepare_document
 from selfcrag.index.manifest import MANIFEST_FILE, Manifest
-from selfcrag.index.pipeline import PointStage
 from selfcrag.index.points import document_point_ids, join_sentences, sentence_point_id
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.sparse import document_vector, query_vector, reweight, term_id
 from selfcrag.index.tokenize import tokenize
 from selfcrag.index.writer import IndexWriter, ServerTarget
+from selfcrag.ingest.points import PointStage
+from selfcrag.ingest.sentences import prepare_document
 from selfcrag.search.retriever import RetrievalConfig, fuse
 
 DOCS = {
@@ -286,7 +286,7 @@ def test_the_server_path_uses_the_same_schema_through_qdrant_client(tmp_path: Pa
 def test_langchain_qdrant_searches_the_server_collection_in_hybrid_mode(tmp_path: Path, embedder):
     from qdrant_client import QdrantClient
 
-    from selfcrag.index.lc import hybrid_vector_store
+    from selfcrag.search.lc import hybrid_vector_store
 
     client = QdrantClient(location=":memory:")
     _build(tmp_path, embedder, server=ServerTarget(client, "selfcrag_lc"))

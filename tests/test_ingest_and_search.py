@@ -19,8 +19,8 @@ from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
 from selfcrag.index import generations
 from selfcrag.index.engine import open_reader
-from selfcrag.index.ingest import ingest
 from selfcrag.index.manifest import MANIFEST_FILE
+from selfcrag.ingest.run import ingest
 from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
 

@@ -15,7 +15,7 @@ from selfcrag.errors import EmbeddingServiceError, UserError
 from selfcrag.graph.context import Context
 from selfcrag.index import generations
 from selfcrag.index.engine import open_reader, server_target
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 from selfcrag.search.retriever import Retriever
 
 DIM = 64

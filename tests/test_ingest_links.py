@@ -18,8 +18,8 @@ from cli_runner import selfcrag
 from selfcrag.files import loaders
 from selfcrag.files.loaders import SkippedFile, discover, read_document
 from selfcrag.graph.context import Context
-from selfcrag.index import ingest as index_ingest
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest import finding
+from selfcrag.ingest.run import ingest
 
 SECRET = "My bank PIN is 4242 and the safe code is 9917.\n"
 DIARY = "The diary says the spare house key hides under the blue flowerpot.\n"
@@ -141,7 +141,7 @@ def test_a_folder_swapped_for_a_link_after_it_was_walked_is_not_read(tmp_path: P
         (docs / "notes").symlink_to("../private", target_is_directory=True)
         return found
 
-    monkeypatch.setattr(index_ingest, "discover", discover_then_swap)
+    monkeypatch.setattr(finding, "discover", discover_then_swap)
     summary = ingest([docs], Context(data_dir=str(tmp_path / "index")).settings())
     assert summary.skipped[-1] == SkippedFile(docs / "notes" / "secret.md", LINK_IN_PATH)
     assert "4242" not in searched(tmp_path / "index", "bank PIN safe code")

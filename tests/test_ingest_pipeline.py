@@ -26,9 +26,11 @@ from selfcrag.embed.kept_vectors import kept_vectors_file
 from selfcrag.errors import UserError
 from selfcrag.files import loaders
 from selfcrag.graph.context import Context
-from selfcrag.index import documents, generations, pipeline
-from selfcrag.index.ingest import ingest
+from selfcrag.index import generations
 from selfcrag.index.store import EdgeStore, EngineError
+from selfcrag.ingest import documents
+from selfcrag.ingest import points as point_stage
+from selfcrag.ingest.run import ingest
 from selfcrag.settings import Settings
 
 DIM = 32
@@ -77,7 +79,7 @@ def model(settings: Settings) -> Embedder:
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches of 50 sentences: files of 30 sentences make a batch every second file."""
-    monkeypatch.setattr(pipeline, "FLUSH_SENTENCES", 50)
+    monkeypatch.setattr(point_stage, "FLUSH_SENTENCES", 50)
 
 
 def write_halls(folder: Path, halls: range, sentences: int = 30) -> None:
@@ -92,7 +94,7 @@ def write_halls(folder: Path, halls: range, sentences: int = 30) -> None:
 def stage_threads() -> list[str]:
     """The stages' threads still running, once a reading thread left in the middle of a file has ended.
 
-    A stopped ingest does not wait for a file being read (:func:`~selfcrag.index.pipeline.read_ahead`): the
+    A stopped ingest does not wait for a file being read (:func:`~selfcrag.ingest.threads.read_ahead`): the
     thread finishes it and ends, so it is given that file; one that never ends still fails after ``WAIT``.
     """
     for thread in threading.enumerate():

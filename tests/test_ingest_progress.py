@@ -16,7 +16,8 @@ from cli_runner import selfcrag
 from selfcrag.embed.embedders import load_embedder
 from selfcrag.embed.remembered import with_sample_vectors
 from selfcrag.files.sample import sample_kb
-from selfcrag.index.ingest import SENTENCE_COST_CHARACTERS, IngestProgress, ingest
+from selfcrag.ingest.progress import SENTENCE_COST_CHARACTERS, IngestProgress
+from selfcrag.ingest.run import ingest
 from selfcrag.settings import Settings
 
 

@@ -28,7 +28,7 @@ from selfcrag.embed.kept_vectors import CHECKED_ROWS, kept_vectors_file
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
 from selfcrag.index.generations import index_root
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 
 PENGUIN = "Emperor penguins dive under the Antarctic sea ice to catch fish, squid and krill."
 ZEBRA = "Zebras graze on tall grass across the African savanna and drink at rivers every day."

@@ -21,7 +21,7 @@ from loopback import JSONHandler, serve
 from selfcrag.errors import NoIndexError, UserError
 from selfcrag.graph.builder import graph
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 
 LOGS = "How long are application logs kept?"
 QDRANT_KEY = "qd-secret-key-0123456789"

@@ -18,10 +18,10 @@ from pdf_files import page_content, text_pdf
 from selfcrag.graph.context import Context
 from selfcrag.index import generations
 from selfcrag.index.engine import open_reader
-from selfcrag.index.ingest import ingest
 from selfcrag.index.points import propositions_id
-from selfcrag.index.propositions import PropositionPassage, PropositionReply, Propositions
 from selfcrag.index.records import document_id
+from selfcrag.ingest.propositions import PropositionPassage, PropositionReply, Propositions
+from selfcrag.ingest.run import ingest
 from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
 
@@ -215,7 +215,7 @@ def test_the_propositions_of_a_removed_document_go_with_it(tmp_path: Path) -> No
     def restate(passage: PropositionPassage) -> PropositionReply:
         return PropositionReply([f"In short: {passage.sentences[-1].text}"])
 
-    from selfcrag.index.ingest import remove  # here: the module's other tests run on a selfcrag without it
+    from selfcrag.ingest.run import remove  # here: the module's other tests run on a selfcrag without it
 
     ingest([tmp_path / "kb"], settings, propositions=Propositions(restate, max_calls=50))
     lamps = document_id(str(tmp_path / "kb" / "lamps.txt"))

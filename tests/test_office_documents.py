@@ -35,7 +35,7 @@ from pptx.util import Inches
 
 from selfcrag.files.loaders import LoadedFile, SkippedFile, read_document
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 from selfcrag.search.retriever import Retriever
 
 if TYPE_CHECKING:

@@ -162,7 +162,7 @@ def test_every_part_selfcrag_keeps_in_a_data_folder_is_checked_for_links() -> No
     from selfcrag.cli.chat import CONVERSATIONS_FILE, HISTORY_FILE
     from selfcrag.eval.retrieval_eval import PROPOSITIONS
     from selfcrag.heuristics.background import CACHE_DIR
-    from selfcrag.index.ingest import LEGACY_FILES
+    from selfcrag.ingest.run import LEGACY_FILES
     from selfcrag.llm.capabilities import FILE_NAME
 
     named = {CONVERSATIONS_FILE, HISTORY_FILE, PROPOSITIONS, CACHE_DIR, FILE_NAME, *LEGACY_FILES}

@@ -27,7 +27,7 @@ from selfcrag.errors import EmbeddingServiceError
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.api import Session
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 from selfcrag.search.retriever import Retriever
 
 DIM = 1024

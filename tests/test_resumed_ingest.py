@@ -34,8 +34,8 @@ from selfcrag.errors import NoIndexError
 from selfcrag.graph.context import Context
 from selfcrag.index.engine import open_reader
 from selfcrag.index.generations import index_root
-from selfcrag.index.ingest import ingest
 from selfcrag.index.points import document_point_ids
+from selfcrag.ingest.run import ingest
 from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
 

@@ -23,7 +23,7 @@ from selfcrag.embed.remembered import (
 )
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest.run import ingest
 
 RUN_THE_SCRIPT = "run scripts/ship_vectors.py"
 

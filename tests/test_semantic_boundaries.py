@@ -17,8 +17,8 @@ from cli_runner import selfcrag
 from scripted_openai import Reply, Serve
 
 from selfcrag.graph.context import Context
-from selfcrag.index import writer
-from selfcrag.index.ingest import ingest
+from selfcrag.ingest import points
+from selfcrag.ingest.run import ingest
 from selfcrag.search.retriever import Retriever
 from selfcrag.split.semantic import adjacent_similarities, semantic_groups, similarity_ranks, starts_topic
 
@@ -110,8 +110,8 @@ def test_a_changed_way_of_measuring_re_derives_boundaries_from_stored_vectors_wi
     assert ingest([tmp_path / "notes.txt"], settings).embedded == 15
     first = pointer.read_text()
     # A new rule: each sentence averaged with its neighbours before comparing (LlamaIndex's buffer_size=1).
-    monkeypatch.setattr(writer, "BOUNDARY_VERSION", 2)
-    monkeypatch.setattr(writer, "adjacent_similarities", partial(adjacent_similarities, buffer=1))
+    monkeypatch.setattr(points, "BOUNDARY_VERSION", 2)
+    monkeypatch.setattr(points, "adjacent_similarities", partial(adjacent_similarities, buffer=1))
     summary = ingest([tmp_path / "notes.txt"], settings)
     assert summary.embedded == 0 and summary.unchanged == 1
     assert pointer.read_text() != first  # published: the index changed

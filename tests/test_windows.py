@@ -1,8 +1,8 @@
 from pathlib import Path
 
 from selfcrag.files.loaders import LoadedFile, Place
-from selfcrag.index.ingest import index_document
 from selfcrag.index.reader import MemoryIndex
+from selfcrag.ingest.sentences import index_document
 from selfcrag.search.windows import expand_windows
 from selfcrag.spans import SentenceHit
 

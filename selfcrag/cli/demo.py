@@ -31,7 +31,7 @@ def demo(data_dir: DataDir = None) -> None:
     from selfcrag.embed.embedders import settings_embedder
     from selfcrag.embed.remembered import with_sample_vectors
     from selfcrag.graph.api import Session
-    from selfcrag.index.ingest import ingest as run_ingest
+    from selfcrag.ingest.run import ingest as run_ingest
 
     with user_errors():
         chosen = data_dir or (None if os.environ.get("SELFCRAG_DATA_DIR") else DEMO_DATA_DIR)

@@ -32,7 +32,7 @@ from selfcrag.settings import Settings
 
 if TYPE_CHECKING:
     from selfcrag.graph.context import Context
-    from selfcrag.index.propositions import PropositionReport
+    from selfcrag.ingest.propositions import PropositionReport
 
 # prctl(2): the signal a child gets when its parent dies.
 PR_SET_PDEATHSIG = 1
@@ -92,7 +92,7 @@ def _ingest(
 ) -> None:
     """The command's body, in the child process: ``propositions_from`` is the context whose chat model draws them."""
     from selfcrag.files.loaders import LINK_OUTSIDE
-    from selfcrag.index.ingest import ingest as run_ingest
+    from selfcrag.ingest.run import ingest as run_ingest
 
     with user_errors(f"{INTERRUPTED}; {GOES_ON}"), progress_reporter() as progress:
         propositions = None

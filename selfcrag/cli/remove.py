@@ -32,7 +32,7 @@ def remove(
 
 def _remove(paths: list[Path], settings: Settings) -> None:
     """The command's body, in the child process."""
-    from selfcrag.index.ingest import remove as remove_files
+    from selfcrag.ingest.run import remove as remove_files
 
     with user_errors():
         summary = remove_files(

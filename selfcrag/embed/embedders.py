@@ -20,7 +20,7 @@ Any other model name is sent to an OpenAI-compatible ``/embeddings`` endpoint
 
 :class:`Embedder` has the methods of LangChain's ``Embeddings`` without
 importing LangChain here (0.2 s of CPU that ``selfcrag search`` does not need);
-:mod:`selfcrag.index.lc` registers it as a virtual subclass of ``Embeddings``.
+:mod:`selfcrag.search.lc` registers it as a virtual subclass of ``Embeddings``.
 """
 
 from __future__ import annotations

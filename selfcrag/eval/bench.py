@@ -45,10 +45,10 @@ from selfcrag.eval.report import machine
 from selfcrag.graph.context import Context
 from selfcrag.graph.question import clean_question
 from selfcrag.index.engine import open_reader
-from selfcrag.index.ingest import ingest
 from selfcrag.index.points import StoredSentence
 from selfcrag.index.tokenize import tokenize
 from selfcrag.index.writer import ProgressCallback
+from selfcrag.ingest.run import ingest
 
 # Characters of a sentence used as a stand-in question.
 QUESTION_CHARS = 80

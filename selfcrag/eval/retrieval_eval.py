@@ -37,8 +37,8 @@ from selfcrag.eval.chunking import (
 from selfcrag.eval.metrics import aggregate, found_rank
 from selfcrag.eval.sets import EvalSet, sample_questions
 from selfcrag.graph.context import Context, context_from_options
-from selfcrag.index.ingest import IngestSummary, ingest
 from selfcrag.index.writer import ProgressCallback
+from selfcrag.ingest.run import IngestSummary, ingest
 from selfcrag.search.retriever import RetrievalConfig, Retriever
 from selfcrag.spans import Passage
 

@@ -223,9 +223,9 @@ def ingest_child(corpus: Path, data_dir: Path, target: int, embedder_name: str) 
     documents already indexed and embeds only what is left (``resumed``: their sentences). The 1M row with real
     vectors takes hours: it may span sessions.
     """
-    from selfcrag.index.documents import prepare_document
-    from selfcrag.index.pipeline import PointStage
     from selfcrag.index.writer import IndexWriter
+    from selfcrag.ingest.points import PointStage
+    from selfcrag.ingest.sentences import prepare_document
 
     embedder = bench_embedder(embedder_name)
     sentences = documents = passes = 0
@@ -294,10 +294,10 @@ def update_child(corpus: Path, data_dir: Path, documents: int, extra: int, embed
     skipped without being split or embedded. The corpus is read and hashed, and the
     tokenizer loaded, before the clock starts: the seconds are the index's.
     """
-    from selfcrag.index.documents import prepare_document
-    from selfcrag.index.pipeline import PointStage
     from selfcrag.index.tokenize import tokenize
     from selfcrag.index.writer import IndexWriter
+    from selfcrag.ingest.points import PointStage
+    from selfcrag.ingest.sentences import prepare_document
 
     embedder = bench_embedder(embedder_name)
     tokenize("预热 warm up")

@@ -24,7 +24,7 @@ class ListedFile:
         source: Its resolved path.
         path: Its path as citations show it (relative to the folder ingested).
         title: Its document's title.
-        format: What it was read as (``pdf``, ``docx``, ``md``; see :func:`~selfcrag.index.ingest.file_format`);
+        format: What it was read as (``pdf``, ``docx``, ``md``; its format's name, as the ingest recorded it);
             empty when unknown (an index older than the record, until its next ingest).
         sentences: Its document's sentences.
         pages: A PDF's pages (None for other formats, and when unknown).

@@ -17,11 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from selfcrag.embed.embedders import Embedder
 from selfcrag.errors import UserError
 from selfcrag.index.reader import IndexReader
 from selfcrag.index.store import IndexOptions
-from selfcrag.index.writer import IndexWriter, ProgressCallback, ServerTarget
+from selfcrag.index.writer import Boundaries, EmbeddingModel, IndexWriter, ProgressCallback, ServerTarget
 from selfcrag.settings import Settings
 
 LOCAL_PREFIX = "local:"
@@ -95,12 +94,21 @@ def open_reader(settings: Settings) -> IndexReader:
 
 def open_writer(
     settings: Settings,
-    embedder: Embedder,
+    embedder: EmbeddingModel,
     *,
     on_wait: Callable[[str], None] | None = None,
     progress: ProgressCallback | None = None,
+    boundaries: Boundaries | None = None,
 ) -> IndexWriter:
-    """Start writing the next generation of a configuration's index (use it as a context manager)."""
+    """Start writing the next generation of a configuration's index (use it as a context manager).
+
+    Args:
+        settings: Where the index lives, and on which engine.
+        embedder: The embedding model its vectors come from.
+        on_wait: Told when the writer waits for another one.
+        progress: Told how far the writer's own long steps have come.
+        boundaries: How semantic boundaries are measured (see :class:`~selfcrag.index.writer.IndexWriter`).
+    """
     return IndexWriter(
         settings.data_dir,
         embedder,
@@ -108,4 +116,5 @@ def open_writer(
         options=index_options(settings),
         on_wait=on_wait,
         progress=progress,
+        boundaries=boundaries,
     )

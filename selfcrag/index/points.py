@@ -102,7 +102,7 @@ class StoredSentence:
         similarity: Cosine similarity of this sentence's vector with the previous sentence's in its
             section (None for a section's first sentence, and for a proposition).
         similarity_rank: Where that similarity stands among the document's, from the least similar
-            pair (see :mod:`selfcrag.split.semantic`): what semantic boundaries are drawn from.
+            pair, as the ingest measured it: what semantic boundaries are drawn from.
         source_first: For a proposition: the first sentence it was drawn from, in its document.
         source_last: For a proposition: the last sentence it was drawn from.
         path: The document's path as shown to people: relative to the folder ingested (None in older indexes).

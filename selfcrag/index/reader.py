@@ -19,7 +19,6 @@ import numpy as np
 from selfcrag.errors import NoIndexError, UserError
 from selfcrag.index import generations
 from selfcrag.index.checks import find_damage
-from selfcrag.index.documents import PreparedDocument
 from selfcrag.index.manifest import MANIFEST_FILE, DocumentEntry, Manifest
 from selfcrag.index.points import StoredSentence, document_point_ids, join_sentences, sentence_point_id
 from selfcrag.index.sparse import SparseVector
@@ -52,14 +51,24 @@ class SentenceSource(Protocol):
         ...
 
 
+class HeldDocument(Protocol):
+    """A document and its sentences as the index stores them, not yet written (an ingest's prepared document)."""
+
+    @property
+    def entry(self) -> DocumentEntry: ...  # noqa: D102
+
+    @property
+    def sentences(self) -> Sequence[StoredSentence]: ...  # noqa: D102
+
+
 class MemoryIndex:
     """Sentences held in memory, for code that needs a :class:`SentenceSource` without an engine (tests).
 
     Args:
-        documents: Prepared documents (see :func:`selfcrag.index.documents.prepare_document`).
+        documents: Documents split into sentences as the index stores them.
     """
 
-    def __init__(self, documents: Iterable[PreparedDocument]) -> None:
+    def __init__(self, documents: Iterable[HeldDocument]) -> None:
         documents = list(documents)
         self.entries = {d.entry.doc_id: d.entry for d in documents}
         self.by_key: dict[tuple[str, int], StoredSentence] = {}

