@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 from cli_runner import selfcrag
+from reader_checks import loaded, search, skipped_reasons
 
-from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, read_document
+from selfcrag.files.loaders import SkippedFile, discover, read_document
 from selfcrag.split import document_title, split_sentences
 
 CONTAINER_XML = """<?xml version="1.0" encoding="UTF-8"?>
@@ -333,32 +334,6 @@ def formats_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "ingest.err").write_text(run.stderr, encoding="utf-8")
     assert run.returncode == 0, run.stderr
     return root
-
-
-def search(root: Path, query: str, source: str) -> dict:
-    """The best passage ``selfcrag search --json`` finds in the file named ``source`` (among the top 5)."""
-    run = selfcrag("search", query, "--json", "--data-dir", "index", cwd=root)
-    assert run.returncode == 0, run.stderr
-    passages = json.loads(run.stdout)["passages"]
-    found = [p for p in passages if Path(p["source"]).name == source]
-    assert found, [(p["source"], p["text"]) for p in passages]
-    return found[0]
-
-
-def skipped_reasons(root: Path) -> dict[str, str]:
-    """What the ingest skipped, by file name: ``skipped PATH: reason`` lines."""
-    reasons = {}
-    for line in (root / "ingest.err").read_text(encoding="utf-8").splitlines():
-        if line.startswith("skipped "):
-            path, _, reason = line.removeprefix("skipped ").partition(": ")
-            reasons[Path(path).name] = reason
-    return reasons
-
-
-def loaded(path: Path) -> LoadedFile:
-    result = read_document(path)
-    assert isinstance(result, LoadedFile), result
-    return result
 
 
 def skipped(path: Path) -> str:

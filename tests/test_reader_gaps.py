@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import zipfile
 from pathlib import Path
 
@@ -29,9 +28,10 @@ from pptx.opc.package import Part
 from pptx.opc.packuri import PackURI
 from pptx.oxml import parse_xml as pptx_xml
 from pptx.util import Inches
+from reader_checks import loaded, search, skipped_reasons
 from test_more_formats import CONTAINER_XML, chapter
 
-from selfcrag.files.loaders import LoadedFile, SkippedFile, discover, read_document
+from selfcrag.files.loaders import SkippedFile, discover, read_document
 
 # A 1x1 PNG, the picture an alt text describes.
 PIXEL = bytes.fromhex(
@@ -237,32 +237,6 @@ def gaps_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def search(root: Path, query: str, source: str) -> dict:
-    """The best passage ``selfcrag search --json`` finds in the file named ``source`` (among the top 5)."""
-    run = selfcrag("search", query, "--json", "--data-dir", "index", cwd=root)
-    assert run.returncode == 0, run.stderr
-    passages = json.loads(run.stdout)["passages"]
-    found = [p for p in passages if Path(p["source"]).name == source]
-    assert found, [(p["source"], p["text"]) for p in passages]
-    return found[0]
-
-
-def loaded(path: Path) -> LoadedFile:
-    result = read_document(path)
-    assert isinstance(result, LoadedFile), result
-    return result
-
-
-def skipped(root: Path) -> dict[str, str]:
-    """What the ingest skipped, by file name."""
-    reasons = {}
-    for line in (root / "ingest.err").read_text(encoding="utf-8").splitlines():
-        if line.startswith("skipped "):
-            path, _, reason = line.removeprefix("skipped ").partition(": ")
-            reasons[Path(path).name] = reason
-    return reasons
-
-
 # --------------------------------------------------------------------------- #
 # PowerPoint
 # --------------------------------------------------------------------------- #
@@ -357,12 +331,12 @@ def test_text_files_with_a_suffix_of_no_known_type_are_read_by_their_content(gap
     assert "/var/spool/frobnicate" in found["text"]
     assert "prefix C-a" in loaded(gaps_kb / "docs" / "example_tmux.conf").text
     assert "磁盘配额已用尽" in loaded(gaps_kb / "docs" / "systemd.zh_CN.catalog").text
-    reasons = skipped(gaps_kb)
+    reasons = skipped_reasons(gaps_kb)
     assert not {"README.Debian", "example_tmux.conf", "systemd.zh_CN.catalog"} & set(reasons)
 
 
 def test_a_binary_type_keeps_its_skip_and_the_reason_writes_its_suffix_as_named(gaps_kb: Path) -> None:
-    reasons = skipped(gaps_kb)
+    reasons = skipped_reasons(gaps_kb)
     assert reasons["manual.PS"] == "unsupported type .PS"
     assert reasons["blob.dat"] == "unsupported type .dat"  # no known type, and no text in it
 

@@ -13,7 +13,6 @@ those marked as pinning what was right already.
 from __future__ import annotations
 
 import io
-import json
 import struct
 import zlib
 from pathlib import Path
@@ -33,9 +32,8 @@ from openpyxl.comments import Comment
 from pdf_files import page_content, text_pdf
 from pypdf import PdfReader, PdfWriter
 from pypdf.annotations import Text
+from reader_checks import loaded, search
 from test_more_formats import chapter, epub
-
-from selfcrag.files.loaders import LoadedFile, read_document
 
 
 def png() -> bytes:
@@ -221,22 +219,6 @@ def gaps_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = selfcrag("ingest", "docs", "--data-dir", "index", cwd=root)
     assert run.returncode == 0, run.stderr
     return root
-
-
-def search(root: Path, query: str, source: str) -> dict:
-    """The best passage ``selfcrag search --json`` finds in the file named ``source`` (among the top 5)."""
-    run = selfcrag("search", query, "--json", "--data-dir", "index", cwd=root)
-    assert run.returncode == 0, run.stderr
-    passages = json.loads(run.stdout)["passages"]
-    found = [p for p in passages if Path(p["source"]).name == source]
-    assert found, [(p["source"], p["text"]) for p in passages]
-    return found[0]
-
-
-def loaded(path: Path) -> LoadedFile:
-    result = read_document(path)
-    assert isinstance(result, LoadedFile), result
-    return result
 
 
 # --------------------------------------------------------------------------- #

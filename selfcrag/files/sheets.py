@@ -37,7 +37,7 @@ import re
 import warnings
 import zipfile
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from defusedxml import DefusedXmlException
@@ -168,6 +168,14 @@ def _refuse_long_unsized_sheets(archive: zipfile.ZipFile) -> None:
                 tail, chunk = chunk[-_LONGEST_TAG:], stream.read(_CHUNK)
 
 
+def _relationship_parts(archive: zipfile.ZipFile) -> Iterator[tuple[str, str]]:
+    """Each XML part with relationships of its own, and the part that lists them (``xl/worksheets/_rels/...``)."""
+    for member in archive.namelist():
+        folder, name = posixpath.split(member)
+        if posixpath.basename(folder) == "_rels" and name.endswith(".xml.rels"):
+            yield posixpath.join(posixpath.dirname(folder), name.removesuffix(".rels")), member
+
+
 def _pivot_header_rows(archive: zipfile.ZipFile, budget: ReadingBudget) -> dict[str, int]:
     """The header row of the pivot table each sheet shows (its topmost one), by the sheet's part name.
 
@@ -182,11 +190,7 @@ def _pivot_header_rows(archive: zipfile.ZipFile, budget: ReadingBudget) -> dict[
         UnreadableDocument: The definitions hold more elements than the budget has pieces left.
     """
     headers: dict[str, int] = {}
-    for member in archive.namelist():
-        folder, name = posixpath.split(member)
-        if posixpath.basename(folder) != "_rels" or not name.endswith(".xml.rels"):
-            continue
-        sheet = posixpath.join(posixpath.dirname(folder), name.removesuffix(".rels"))
+    for sheet, member in _relationship_parts(archive):
         for target in _related(archive, member, _PIVOT_TABLE, budget):
             row = _pivot_header_row(archive, _target_part(sheet, target))
             if row is not None and (sheet not in headers or row < headers[sheet]):
@@ -210,11 +214,7 @@ def _sheet_notes(archive: zipfile.ZipFile, budget: ReadingBudget) -> dict[str, _
     parsed is charged to the budget.
     """
     found: dict[str, _SheetNotes] = {}
-    for member in archive.namelist():
-        folder, name = posixpath.split(member)
-        if posixpath.basename(folder) != "_rels" or not name.endswith(".xml.rels"):
-            continue
-        sheet = posixpath.join(posixpath.dirname(folder), name.removesuffix(".rels"))
+    for sheet, member in _relationship_parts(archive):
         if not posixpath.dirname(sheet).endswith("worksheets"):
             continue
         notes = _SheetNotes()
