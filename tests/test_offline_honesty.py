@@ -17,7 +17,7 @@ import pytest
 from cli_runner import selfcrag
 
 from selfcrag.cli.ask import EXIT_STATUS
-from selfcrag.index.tokenize import tokenize
+from selfcrag.index.tokenize import detect_language, tokenize
 
 # Prompt lines of GnuPG's Chinese translation: short, and nothing like an English question.
 GNUPG_PROMPTS = """\
@@ -165,3 +165,21 @@ def test_a_dedication_beside_an_epigraph_is_shown_first_not_the_epigraph_answere
     # which neighbour answers, so the evidence is shown, the dedication in what is read first.
     assert (result["status"], run.returncode) == ("closest_evidence", EXIT_STATUS["closest_evidence"]), result["answer"]
     assert "For Ezra Pound" in result["citations"][0]["quote"]
+
+
+PARAPHRASE_DOCS = Path(__file__).resolve().parent / "data" / "paraphrase-set" / "docs"
+
+
+def test_a_crossed_character_at_the_start_of_a_chinese_word_brings_no_line_before_the_english_evidence(
+    tmp_path: Path,
+) -> None:
+    # A kettle's, a thermostat's and a water purifier's manuals. *Putting* crosses into 放, which the purifier's
+    # "如果连续7天以上没有用水，再次使用前请先放水5分钟。" holds in 放水 (to let water run): counted as one of the
+    # question's words, that line came first and the thermostat's "away from radiators and windows" fell out.
+    names = ("en-kettle.txt", "en-thermostat.txt", "zh-purifier.txt")
+    data_dir = _ingested(tmp_path, {name: (PARAPHRASE_DOCS / name).read_text(encoding="utf-8") for name in names})
+    result, status = _ask(data_dir, "Near which things should I avoid putting it?")
+    assert (result["status"], status) == ("closest_evidence", EXIT_STATUS["closest_evidence"]), result["answer"]
+    quotes = [citation["quote"] for citation in result["citations"]]
+    assert detect_language(quotes[0]) == "en", quotes
+    assert any("radiators" in quote for quote in quotes), quotes

@@ -236,6 +236,15 @@ def surface_words(text: str) -> list[str]:
     return words
 
 
+def _found_inside(term: str, terms: set[str], text: str) -> bool:
+    """Whether a Chinese term of a crossed word stands in a text within a longer word (see ``crossed_coverage``)."""
+    if not _CJK_RUN.fullmatch(term):
+        return False
+    if len(term) > 1:
+        return term in text
+    return any(len(word) > 1 and word.endswith(term) for word in terms)
+
+
 @dataclass(frozen=True)
 class QuestionProfile:
     """A question, prepared once for scoring many passages and strips.
@@ -295,7 +304,9 @@ class QuestionProfile:
         """Weighted share of the question's crossed words present in a text: any of a word's terms.
 
         A Chinese term counts where the text holds it within a longer word too: *water* crosses into ``水``,
-        which the index's terms of ``停水`` and ``供水`` do not hold apart.
+        which the index's terms of ``停水`` and ``供水`` do not hold apart. A single character counts only at a
+        word's end, where a compound's head stands: *put* crosses into ``放``, which ``放水`` (to let water run)
+        begins with.
 
         Args:
             terms: The text's index terms.
@@ -310,7 +321,7 @@ class QuestionProfile:
         found = sum(
             weight
             for word, weight in zip(self.crossed, self.crossed_weights, strict=True)
-            if terms.intersection(word) or any(_CJK_RUN.fullmatch(term) and term in text for term in word)
+            if terms.intersection(word) or any(_found_inside(term, terms, text) for term in word)
         )
         return found / total
 
