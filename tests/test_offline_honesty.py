@@ -183,3 +183,24 @@ def test_a_crossed_character_at_the_start_of_a_chinese_word_brings_no_line_befor
     quotes = [citation["quote"] for citation in result["citations"]]
     assert detect_language(quotes[0]) == "en", quotes
     assert any("radiators" in quote for quote in quotes), quotes
+
+
+SCHOOLS = """\
+# Elementary schools in San Diego
+
+In most California school districts, school begins in August and late July. For example, in San Diego Unified \
+School District, classes start in the last week of July.
+Students attend the elementary school of their neighbourhood from kindergarten through fifth grade.
+Many pupils attended Jefferson Elementary School before moving on to Roosevelt Middle School.
+Parents can ask for a transfer so that a child attends another elementary school in the district.
+The district runs 117 elementary schools, 24 middle schools and 16 high schools.
+Each elementary school publishes the names of the schools its pupils go on to attend.
+"""
+
+
+def test_a_chinese_question_no_english_sentence_comes_near_ends_not_found(tmp_path: Path) -> None:
+    # "Which school did he graduate from?": the English page is about schools (its mean meaning comes near on the
+    # language pair's scale, 0.88), and "school" crosses, but no sentence of it is about anyone's school.
+    data_dir = _ingested(tmp_path, {"schools.md": SCHOOLS})
+    result, status = _ask(data_dir, "他毕业于哪所学校？")
+    assert (result["status"], status) == ("not_found", EXIT_STATUS["not_found"]), result["answer"]
