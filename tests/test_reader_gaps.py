@@ -366,3 +366,28 @@ def test_an_uncompressed_roff_manual_page_is_read_by_its_sections(gaps_kb: Path)
 def test_plain_text_named_like_a_manual_page_stays_text(gaps_kb: Path) -> None:
     read = loaded(gaps_kb / "docs" / "notes.1")
     assert read.text == "Remember to water the ferns on Thursday.\n" and read.same_lines
+
+
+def test_a_chart_declaring_a_hundred_million_points_is_skipped_before_they_are_built(tmp_path: Path) -> None:
+    # python-pptx makes a list as long as a series' <c:ptCount>: a 34 KB deck kept the reading worker busy until
+    # its 660 s ran out. The declared count is charged to the budget first.
+    deck = Presentation()
+    data = CategoryChartData()
+    data.categories = ["January", "February"]
+    data.add_series("Parcels", (1, 2))
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(1), Inches(4), Inches(3), data)
+    written = io.BytesIO()
+    deck.save(written)
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(written) as source, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as target:
+        for member in source.infolist():
+            part = source.read(member.filename)
+            if member.filename.startswith("ppt/charts/chart"):
+                part = part.replace(b'<c:ptCount val="2"/>', b'<c:ptCount val="100000000"/>')
+                assert b"100000000" in part
+            target.writestr(member, part)
+    path = tmp_path / "chart-bomb.pptx"
+    path.write_bytes(bomb.getvalue())
+    result = read_document(path)
+    assert isinstance(result, SkippedFile) and "pieces" in result.reason, result

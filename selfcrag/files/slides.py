@@ -164,6 +164,9 @@ def _write_chart(outline: PlacedOutline, chart: Chart) -> None:
         plots = list(chart.plots)
     except (NotImplementedError, ValueError, KeyError):  # a kind of plot python-pptx does not read: its title stays
         return
+    # python-pptx makes a list as long as each series' declared point count (``<c:ptCount val="100000000"/>``):
+    # the counts are charged before any is built, as a file's other declared repeats are.
+    outline.budget.charge(pieces=sum(_declared_points(plot) for plot in plots))
     for plot in plots:
         series = list(plot.series)
         names = [" ".join((one.name or "").split()) or f"Series {number}" for number, one in enumerate(series, 1)]
@@ -174,6 +177,12 @@ def _write_chart(outline: PlacedOutline, chart: Chart) -> None:
             cells = [category] + [cell_text(column[row]) if row < len(column) else "" for column in values]
             if any(cells[1:]):
                 outline.paragraph(row_line(cells, [_CATEGORY_HEADER, *names], outline.budget))
+
+
+def _declared_points(plot: object) -> int:
+    """The points a plot's cached data declares: the sum of its ``c:ptCount`` values (0 for one not a number)."""
+    counts = plot._element.xpath(".//c:ptCount/@val")  # type: ignore[attr-defined]
+    return sum(int(count) for count in counts if str(count).isdigit())
 
 
 def _category_label(category: object) -> str:
