@@ -9,9 +9,10 @@ Two outcomes, told apart by what grading found:
   the passages it graded relevant or partly relevant;
 * nothing was, or (offline) nothing retrieved is about the question: no passage's surroundings come near its
   meaning and no sentence does (:meth:`~selfcrag.heuristics.evaluator.OfflineEvaluator.topic`, thresholds
-  ``topic_closeness`` and ``topic_similarity``). The knowledge base does not hold the answer, and the nearest
-  passages are named for the reader to check (``not_found``). An offline grade cannot tell this apart: the best
-  passage of any search stands first among what it found, and a paraphrased answer is often graded incorrect.
+  ``topic_closeness``, ``topic_similarity`` and ``topic_distinct``). The knowledge base does not hold the answer,
+  and the nearest passages are named for the reader to check (``not_found``). An offline grade cannot tell this
+  apart: the best passage of any search stands first among what it found, and a paraphrased answer is often graded
+  incorrect.
 """
 
 from __future__ import annotations
@@ -89,7 +90,11 @@ def abstain(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             )
     details: dict[str, Any] = {"requery": state.requery_count, "regenerate": state.regenerate_count}
     if topic is not None:
-        details["topic"] = {"document": round(topic.document, 4), "sentence": round(topic.sentence, 4)}
+        details["topic"] = {
+            "document": round(topic.document, 4),
+            "sentence": round(topic.sentence, 4),
+            "distinct": round(topic.distinct, 4),
+        }
     if evidence:
         # A table is shown as its header and the rows that match the question, one row a line, cited by those rows.
         evidence = [
@@ -158,8 +163,11 @@ def _on_topic(topic: Topic, context: Context) -> bool:
 
     Both, not either alone: a paraphrased question shares few words and little sentence-level meaning with its
     answer, but its document is about it; an unrelated question's nearest sentence can come as close as that.
+    A sentence counts only when it comes near the question also once what it has in common with every question is
+    taken off (``topic_distinct``): a licence clause or a copyright line comes near anything.
     """
-    return topic.document >= context.topic_closeness or topic.sentence >= context.topic_similarity
+    near = topic.sentence >= context.topic_similarity and topic.distinct >= context.topic_distinct
+    return topic.document >= context.topic_closeness or near
 
 
 def _evidence_passages(

@@ -204,3 +204,77 @@ def test_a_chinese_question_no_english_sentence_comes_near_ends_not_found(tmp_pa
     data_dir = _ingested(tmp_path, {"schools.md": SCHOOLS})
     result, status = _ask(data_dir, "他毕业于哪所学校？")
     assert (result["status"], status) == ("not_found", EXIT_STATUS["not_found"]), result["answer"]
+
+
+ALMANAC = Path(__file__).parent / "data" / "almanac.md"
+# Clauses of the GNU FDL 1.3, section 4 (verbatim copies of the licence may be distributed), and a tool's README
+# whose copyright lines name the Free Software Foundation: text that comes near any question.
+LICENCE = """\
+E. Add an appropriate copyright notice for your modifications adjacent to the other copyright notices.
+F. Include, immediately after the copyright notices, a license notice giving the public permission to use the
+   Modified Version under the terms of this License, in the form shown in the Addendum below.
+I. Preserve the section Entitled "History", Preserve its Title, and add to it an item stating at least the title,
+   year, new authors, and publisher of the Modified Version as given on the Title Page.
+M. Delete any section Entitled "Endorsements".  Such a section may not be included in the Modified Version.
+N. Do not retitle any existing section to be Entitled "Endorsements" or to conflict in title with any Invariant
+   Section.
+O. Preserve any Warranty Disclaimers.
+"""
+TIDEWATCH_README = """\
+# tidewatch
+
+tidewatch prints the times of high and low water for a harbour from its tide tables.
+
+Copyright © 2001, 2002 Joey Hess
+Copyright © 2022 Free Software Foundation, Inc.
+
+## Usage
+
+Run `tidewatch HARBOUR` to print the next four tides. The `--days N` option prints the tides of the next N days.
+"""
+
+
+@pytest.fixture(scope="module")
+def almanac(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of a household almanac: a sentence or three on each of many everyday things."""
+    return _ingested(tmp_path_factory.mktemp("almanac"), {"almanac.md": ALMANAC.read_text(encoding="utf-8")})
+
+
+@pytest.fixture(scope="module")
+def licensed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An index of a tool's README, with its copyright lines, and clauses of its documentation's licence."""
+    return _ingested(tmp_path_factory.mktemp("licensed"), {"README.md": TIDEWATCH_README, "fdl.txt": LICENCE})
+
+
+def _ends_not_found_on_a_sentence_near_every_question(data_dir: Path, question: str) -> None:
+    result, status = _ask(data_dir, question)
+    assert (result["status"], status) == ("not_found", EXIT_STATUS["not_found"]), result["answer"]
+    (topic,) = [step["topic"] for step in result["trace"] if step["step"] == "abstain"]
+    # Near enough on its own (topic_similarity, 0.42), but not once its commonness is taken off.
+    assert topic["sentence"] >= 0.42 > 0.28 > topic["distinct"], topic
+
+
+def test_a_question_near_only_sentences_about_everything_in_an_almanac_ends_not_found(almanac: Path) -> None:
+    # An almanac says a little about everything: "Will it work with my 5 GHz wireless router?" finds a sentence
+    # at 0.45 (phones updating their software overnight), which comes as near everyday questions about anything.
+    _ends_not_found_on_a_sentence_near_every_question(almanac, "Will it work with my 5 GHz wireless router?")
+
+
+def test_a_question_near_only_a_licence_and_copyright_lines_ends_not_found(licensed: Path) -> None:
+    # The newcomer's question again, over a README's copyright lines and a licence's clauses (0.47 before).
+    _ends_not_found_on_a_sentence_near_every_question(licensed, "What's a good recipe for banana bread?")
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence"),
+    [
+        ("When does the museum not open?", "The museum is closed on Mondays."),
+        ("How do I see the tides for the coming week?", "The `--days N` option prints the tides of the next N days."),
+    ],
+)
+def test_a_paraphrased_question_about_a_sentence_of_one_thing_still_shows_its_evidence(
+    almanac: Path, licensed: Path, question: str, evidence: str
+) -> None:
+    result, status = _ask(almanac if "museum" in question else licensed, question)
+    assert (result["status"], status) == ("closest_evidence", EXIT_STATUS["closest_evidence"]), result["answer"]
+    assert evidence in result["answer"], result["answer"]

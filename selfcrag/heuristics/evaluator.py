@@ -68,7 +68,8 @@ NO_VALUE_FACTOR = 0.8
 # chosen on XQuAD's cross-language sets against other sets' questions (docs/results.md, "Across languages").
 ACROSS_LANGUAGES_GRADE = 0.55
 # A passage in another language counts for the topic only when one of its own sentences comes this near the question
-# too (on that pair's scale): across languages a whole document's mean meaning comes as near an unrelated question.
+# too (on that pair's scale, its commonness taken off: see OfflineEvaluator.commonness): across languages a whole
+# document's mean meaning comes as near an unrelated question.
 # Chosen on the calibration halves: zh-dev's questions over en-dev end not found 0.940 (0.907 without it), for one
 # of XQuAD's first 80 Chinese questions over English paragraphs losing its evidence (0.42: 0.961 for four).
 ACROSS_LANGUAGES_SENTENCE = 0.35
@@ -97,10 +98,15 @@ class Topic:
             question's nearest sentence does not share with it.
         sentence: The highest closeness in meaning of a passage's sentence to the question (0 unrelated, 1 a
             restatement: the evaluator's ``dense`` signal).
+        distinct: The same, once what each sentence has in common with everything is taken off
+            (:meth:`OfflineEvaluator.commonness`): a licence's "Do not retitle any existing section" comes as
+            near "How long can I keep a borrowed DVD?" as a paraphrased answer does, and as near every other
+            question.
     """
 
     document: float
     sentence: float
+    distinct: float = 0.0
 
 
 def strip_signals(
@@ -241,6 +247,7 @@ class OfflineEvaluator:
         self._lock = threading.Lock()
         self._scales: dict[tuple[str, str], DenseScale] = {}
         self._profiles: dict[tuple[str, str], QuestionProfile] = {}
+        self._everyday: dict[str, np.ndarray] = {}
 
     @property
     def index(self) -> IndexReader:
@@ -382,6 +389,35 @@ class OfflineEvaluator:
             for text, cosine in zip(texts, cosines, strict=True)
         ]
 
+    def commonness(self, asked: str, read: str, vectors: np.ndarray) -> np.ndarray:
+        """How much nearer than unrelated sentences do to each other each text comes to everyday questions.
+
+        Some sentences come near every question: a licence's clauses, a copyright line, boilerplate. Asked the
+        background sentences (:mod:`selfcrag.heuristics.background`, about nothing in particular) as questions,
+        such a sentence's mean cosine stands above the floor of the scale (what unrelated sentences score); a
+        sentence about one thing stands at it or below. What stands above is what the sentence has in common
+        with any question, and says nothing about this one's topic (the hubness correction of cross-lingual
+        word retrieval, CSLS, with everyday questions as the neighbourhood).
+
+        Args:
+            asked: The question's language (the background questions are asked in it).
+            read: The texts' language (the floor is that language pair's).
+            vectors: The texts' vectors, one a row.
+
+        Returns:
+            Per text, the cosine above the floor (0 for none), to take off its cosine with a question.
+        """
+        with self._lock:
+            questions = self._everyday.get(asked)
+        if questions is None:
+            sentences = BACKGROUND_SENTENCES.get(asked, BACKGROUND_SENTENCES["en"])
+            cache = self.retriever.settings.data_dir / CACHE_DIR
+            embedder = remembered_background(self.retriever.embedder, sentences, cache)
+            questions = np.stack([embedder.embed_question(text) for text in sentences]).astype(np.float32)
+            with self._lock:
+                self._everyday[asked] = questions
+        return np.maximum((vectors @ questions.T).mean(axis=1) - self._scale(asked, read).floor, 0.0)
+
     def topic(
         self, profile: QuestionProfile, passages: Sequence[Passage], grades: Mapping[str, float] | None = None
     ) -> Topic:
@@ -403,7 +439,7 @@ class OfflineEvaluator:
         Returns:
             The closest any passage comes; 0 for both when none is indexed any more.
         """
-        document = sentence = 0.0
+        document = sentence = distinct = 0.0
         # A passage found by several queries is measured once, by its best grade.
         graded: dict[tuple[str, int, int], float] = {}
         for p in passages:
@@ -423,18 +459,22 @@ class OfflineEvaluator:
             stored = self.index.sentences(keys)
             around = [i for i, key in enumerate(keys) if key in stored]
             vectors[around] = self._closeness_vectors(profile, [stored[keys[i]] for i in around], vectors[around])
-            own = vectors[max(first - start, 0) : last - start + 1] @ profile.vector
-            closest = profile.dense(float(own.max()), language) if len(own) else 0.0
-            if language not in (None, profile.language) and closest < ACROSS_LANGUAGES_SENTENCE:
+            own = vectors[max(first - start, 0) : last - start + 1]
+            cosines = own @ profile.vector
+            closest = apart = 0.0
+            if len(own):
+                closest = profile.dense(float(cosines.max()), language)
+                common = self.commonness(profile.language, language or profile.language, own)
+                apart = profile.dense(float((cosines - common).max()), language)
+            if language not in (None, profile.language) and apart < ACROSS_LANGUAGES_SENTENCE:
                 continue
             mean = vectors.mean(axis=0)
             norm = float(np.linalg.norm(mean))
             # A document in the other language is measured on that language pair's scale, read as its own would be.
             if norm > 0:
                 document = max(document, profile.comparable(float(mean @ profile.vector) / norm, language))
-            if len(own):
-                sentence = max(sentence, closest)
-        return Topic(document=document, sentence=sentence)
+            sentence, distinct = max(sentence, closest), max(distinct, apart)
+        return Topic(document=document, sentence=sentence, distinct=distinct)
 
     def score_passage(self, profile: QuestionProfile, passage: Passage, standing: int = 1) -> float:
         """Score a retrieved passage (CRAG's retrieval evaluator).
