@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from typing import Generic, TypeVar
 
 from striprtf.striprtf import rtf_to_text
 
@@ -56,6 +57,7 @@ _MARKS = re.compile("[\ufdd0-\ufdd9]")
 _TITLE = 0
 _BODY = -1  # ``\outlinelevel9``: body text, whatever the style says
 _MAX_DEPTH = 256  # groups nested deeper than this keep their parent's paragraph style
+_State = TypeVar("_State")
 _MAX_STYLES = 10_000
 _MAX_BASED_ON = 20  # a style's base styles followed this deep at most
 _STYLESHEET = re.compile(r"\{(?:\\\*)?\\stylesheet(?![a-zA-Z])")
@@ -167,6 +169,31 @@ def _with_notes_after_paragraphs(source: str) -> str:
     return "".join(pieces)
 
 
+class _Groups(Generic[_State]):
+    """The state each open group (``{``) will restore when it ends, for :data:`_MAX_DEPTH` nested groups.
+
+    Groups nested deeper are counted, not kept: their end restores nothing, whatever the nesting of the input.
+    """
+
+    def __init__(self) -> None:
+        self.saved: list[_State] = []
+        self.too_deep = 0
+
+    def open(self, state: _State) -> None:
+        """A group begins, in ``state``."""
+        if len(self.saved) < _MAX_DEPTH:
+            self.saved.append(state)
+        else:
+            self.too_deep += 1
+
+    def close(self, state: _State) -> _State:
+        """A group ends: the state it began in, or ``state`` when it was too deep or none is open."""
+        if self.too_deep:
+            self.too_deep -= 1
+            return state
+        return self.saved.pop() if self.saved else state
+
+
 def _without_hidden_text(source: str) -> str:
     r"""The document without the characters of its hidden text (``\v`` on, until ``\v0``, ``\plain`` or its group ends).
 
@@ -178,8 +205,7 @@ def _without_hidden_text(source: str) -> str:
     pieces: list[str] = []
     copied = 0
     hidden = False
-    stack: list[bool] = []
-    too_deep = 0
+    groups: _Groups[bool] = _Groups()
     position = 0
     while (token := _TEXT_TOKEN.search(source, position)) is not None:
         position = token.end()
@@ -187,15 +213,9 @@ def _without_hidden_text(source: str) -> str:
         if token.group(1) is not None:
             position += int(token.group(1))  # binary data, kept as it is
         elif token.group() == "{":
-            if len(stack) < _MAX_DEPTH:
-                stack.append(hidden)
-            else:
-                too_deep += 1
+            groups.open(hidden)
         elif token.group() == "}":
-            if too_deep:
-                too_deep -= 1
-            elif stack:
-                hidden = stack.pop()
+            hidden = groups.close(hidden)
         elif word == "v":
             hidden = token.group(3) != "0"
         elif word == "plain":
@@ -296,24 +316,17 @@ def _with_heading_marks(source: str, styles: dict[int, int]) -> str:
     copied = 0
     style: int | None = None  # the heading level of the paragraph's style
     outline: int | None = None  # its own outline level
-    stack: list[tuple[int | None, int | None]] = []
-    too_deep = 0
+    groups: _Groups[tuple[int | None, int | None]] = _Groups()
     position = 0
     while (token := _BODY_TOKEN.search(source, position)) is not None:
         position = token.end()
         if token.group(1) is not None:
             position += int(token.group(1))  # binary data: its bytes may be braces or backslashes
         elif token.group() == "{":
-            if len(stack) < _MAX_DEPTH:
-                stack.append((style, outline))
-            else:
-                too_deep += 1
+            groups.open((style, outline))
         elif token.group() == "}":
-            if too_deep:
-                too_deep -= 1
-            elif stack:
-                style, outline = stack.pop()
-        elif too_deep or token.group(2) is None:
+            style, outline = groups.close((style, outline))
+        elif groups.too_deep or token.group(2) is None:
             continue
         elif token.group(2) == "pard":
             style, outline = None, None
