@@ -45,9 +45,10 @@ FORMAT_VERSION = 1
 # embedding; 10: every sentence and document knows its language, relabelled likewise; 11: pictures' alt text, charts
 # and hidden slides of pptx, Word comments and equations, EPUB metadata and table-of-contents sections, man pages
 # from roff, menus and tables of contents left out of HTML, definition terms with their definitions, a pivot
-# table's header, and scanned pages read by OCR: an unchanged document is relabelled, not embedded again).
+# table's header, and scanned pages read by OCR: an unchanged document is relabelled, not embedded again;
+# 12: a sentence's language is read from its ordinary words, names being no language's, relabelled likewise).
 # A change of terms that keeps their count (tokenize.py) is TOKENIZER_VERSION's.
-INDEXING_VERSION = 11
+INDEXING_VERSION = 12
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
