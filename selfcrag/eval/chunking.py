@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from selfcrag.embed.embedders import Embedder, model_slug
+from selfcrag.embed.embedders import Embedder, model_slug, passage_batch
 from selfcrag.index.manifest import DocumentEntry
 from selfcrag.index.points import StoredSentence, join_sentences, proposed_from
 from selfcrag.index.reader import IndexReader
@@ -260,7 +260,8 @@ def embed_in_batches(
     size = embedder.batch_size
     for start in range(0, len(order), size):
         batch = order[start : start + size]
-        vectors[batch] = embedder.embed_passages([texts[i] for i in batch])
+        with passage_batch(len(texts)):  # the last, shorter call too: on the runtime of the whole batch
+            vectors[batch] = embedder.embed_passages([texts[i] for i in batch])
         if progress:
             progress(phase, min(start + size, len(order)), len(order))
     return vectors

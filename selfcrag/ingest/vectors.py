@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from selfcrag.embed.embedders import Embedder, WrappedEmbedder
+from selfcrag.embed.embedders import Embedder, WrappedEmbedder, passage_batch
 from selfcrag.embed.kept_vectors import KeptVectors
 from selfcrag.embed.remembered import RememberedVectors
 from selfcrag.index.points import StoredSentence
@@ -55,6 +55,7 @@ class VectorStage:
         self.characters = 0
         self.seconds = 0.0
         self._sent = 0
+        self._largest = 0  # the largest batch sent: later ones are embedded as it was (see _embed)
         self._recalled_before = self._recalled_in_all()  # shipped vectors are one object a process may reuse
         self._stop = threading.Event()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcrag-embed")
@@ -84,20 +85,25 @@ class VectorStage:
         # Shortest first: model calls of like length pad least.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
-        for start in range(0, len(order), size):
-            if self._stop.is_set():
-                raise _Stopped
-            chunk = order[start : start + size]
-            began, recalled = time.perf_counter(), self.recalled
-            vectors[chunk] = self.kept.embed_passages([searchable[i] for i in chunk])
-            if self.recalled - recalled < len(chunk):  # the model embedded some: its seconds make the rate
-                self.seconds += time.perf_counter() - began
-            self.embedded += len(chunk)
-            self.characters += sum(len(texts[i]) for i in chunk)
-            if self.progress:  # within the batch too: one large document is a batch of its own (issue 20, item 8)
-                self.progress("recalled", self.recalled, self.embedded)
-                self.progress("characters", self.characters, self.embedded)
-                self.progress("embedding", sent + start + len(chunk), sent + len(texts))
+        # Every model call of a batch, and of the batches after this ingest's largest, is one of a batch that large:
+        # a runtime chosen by a call's size (passage_batch) is then the same for a batch's last, shorter call, and for
+        # a batch sent early by a publish, whenever the clock sends it.
+        self._largest = max(self._largest, len(texts))
+        with passage_batch(self._largest):
+            for start in range(0, len(order), size):
+                if self._stop.is_set():
+                    raise _Stopped
+                chunk = order[start : start + size]
+                began, recalled = time.perf_counter(), self.recalled
+                vectors[chunk] = self.kept.embed_passages([searchable[i] for i in chunk])
+                if self.recalled - recalled < len(chunk):  # the model embedded some: its seconds make the rate
+                    self.seconds += time.perf_counter() - began
+                self.embedded += len(chunk)
+                self.characters += sum(len(texts[i]) for i in chunk)
+                if self.progress:  # within the batch too: one large document is a batch of its own (issue 20, item 8)
+                    self.progress("recalled", self.recalled, self.embedded)
+                    self.progress("characters", self.characters, self.embedded)
+                    self.progress("embedding", sent + start + len(chunk), sent + len(texts))
         return vectors
 
     def forget_published(self) -> None:
